@@ -1,0 +1,70 @@
+// Package dispatch runs the calls of one round (DESIGN §3): at most
+// MaxCalls of them, concurrently where their resource keys allow, starting
+// each as soon as its arguments are complete, pause tools last, duplicates
+// once, every call checked against the turn's tools and their schemas, each
+// under its deadline, and the results in call order.
+package dispatch
+
+import (
+	"time"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/tool"
+)
+
+// Config configures a Dispatcher. The zero value of each field has a
+// working default.
+type Config struct {
+	// Tools is the turn's composed list; calls to anything else are refused.
+	Tools *tool.Set
+	// MaxCalls is the most calls run per round (default 8); the rest are
+	// answered "not run".
+	MaxCalls int
+	// Grace is how long a cancelled tool may take to return before it is
+	// abandoned and answered as aborted (default 2 s).
+	Grace time.Duration
+	// DefaultTimeout is the deadline of a tool whose spec names none
+	// (default 2 min).
+	DefaultTimeout time.Duration
+	// Timeouts overrides deadlines by tool name.
+	Timeouts map[string]time.Duration
+	// Redact cleans text before it reaches the model, logs or events; nil
+	// leaves text as is.
+	Redact func(string) string
+	// Events receives tool_started and result events; may be nil.
+	Events event.Handler
+}
+
+// RoundInfo identifies a round for events and for tools.
+type RoundInfo struct {
+	ThreadID string
+	TurnID   string
+	Round    int
+	Phase    llm.Phase
+}
+
+// Timing records when a call ran.
+type Timing struct {
+	Start, End time.Time
+}
+
+// PauseRequest is the pause asked for by the honoured pause call.
+type PauseRequest struct {
+	// Index is the call's position in the round.
+	Index  int
+	CallID string
+	Pause  tool.Pause
+}
+
+// Batch is the outcome of a round's calls.
+type Batch struct {
+	// Results has one result per added call, in call order.
+	Results []llm.Result
+	// Timings has one entry per result; zero for calls that did not run.
+	Timings []Timing
+	// Terminate is the index of the first result that ends the turn, or -1.
+	Terminate int
+	// Pause is the honoured pause, or nil.
+	Pause *PauseRequest
+}

@@ -1,0 +1,60 @@
+package llm
+
+import "encoding/json"
+
+// ToolSpec describes a tool offered to the model.
+type ToolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Schema is the JSON Schema of the tool's input object.
+	Schema json.RawMessage `json:"schema"`
+}
+
+// ToolChoice tells the model whether it may call tools.
+type ToolChoice string
+
+// Tool choices.
+const (
+	ToolChoiceAuto ToolChoice = "auto"
+	// ToolChoiceNone keeps the definitions but forbids calls. An adapter
+	// whose provider cannot express it omits the tools instead.
+	ToolChoiceNone     ToolChoice = "none"
+	ToolChoiceRequired ToolChoice = "required"
+)
+
+// Phase says which part of a turn a request belongs to.
+type Phase string
+
+// Phases of a turn.
+const (
+	PhaseExplore Phase = "explore"
+	PhaseSettle  Phase = "settle"
+	PhaseFinal   Phase = "final"
+)
+
+// Request is one model call.
+type Request struct {
+	// Model is the provider's model name; adapters fill their own default.
+	Model string
+	// System is the system prompt, byte-stable for the whole turn.
+	System string
+	// Items is the history to send, oldest first. The engine shares its
+	// history slice: implementations must not modify or retain it beyond
+	// the call.
+	Items      []Item
+	Tools      []ToolSpec
+	ToolChoice ToolChoice
+	// MaxOutputTokens caps the output of this call; 0 means the provider's
+	// default.
+	MaxOutputTokens int
+	Temperature     *float64
+	// ParallelCalls allows several calls in one response where the provider
+	// lets the client say so.
+	ParallelCalls bool
+
+	// TurnID, Round and Phase identify the request for tracing and for
+	// scripted models that check what they receive.
+	TurnID string
+	Round  int
+	Phase  Phase
+}
