@@ -34,6 +34,12 @@ type Config struct {
 	Redact func(string) string
 	// Events receives tool_started and result events; may be nil.
 	Events event.Handler
+	// NoEarlyStart holds every call until Finish instead of starting it as
+	// soon as its arguments are complete. The zero value starts early.
+	NoEarlyStart bool
+	// PartialLimit caps how many bytes of a call's partial output are kept
+	// for an aborted result, head and tail halves (default 8 KiB).
+	PartialLimit int
 }
 
 // RoundInfo identifies a round for events and for tools.
