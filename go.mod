@@ -3,6 +3,8 @@ module github.com/reinhq/rein
 go 1.26.8
 
 require (
+	github.com/bluekeyes/go-gitdiff v0.9.0 // indirect
+	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
