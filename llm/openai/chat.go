@@ -1,0 +1,400 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// Chat is a model served over Chat Completions.
+type Chat struct {
+	opts   Options
+	client openai.Client
+}
+
+// NewChat returns a Chat Completions model.
+func NewChat(opts Options) *Chat {
+	return &Chat{opts: opts, client: opts.client()}
+}
+
+// Stream implements llm.Model.
+func (c *Chat) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	stream := !c.opts.NoStream
+	params, err := c.chatParams(req, stream)
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.BadRequest, Provider: c.opts.name(), Message: err.Error(), Err: err}
+	}
+	resp, err := post(ctx, &c.client, c.opts.name(), "chat/completions", params, stream)
+	if err != nil {
+		return nil, err
+	}
+	a := newChatAssembler(ctx, c.opts.name())
+	s := &eventStream{body: resp.Body}
+	if isJSON(resp) {
+		s.pull = func(emit func(llm.Event)) error { return a.readJSON(resp.Body, emit) }
+		return s, nil
+	}
+	dec := ssestream.NewDecoder(resp)
+	s.pull = func(emit func(llm.Event)) error { return a.readEvent(dec, emit) }
+	return s, nil
+}
+
+func isJSON(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "application/json"
+}
+
+// chatAssembler builds one response from chunks or from a whole body and
+// yields the events on the way.
+type chatAssembler struct {
+	ctx      context.Context
+	provider string
+	text     textPath
+
+	reasoning       []byte
+	reasoningFields []string // the fields reasoning arrived in, in order
+	details         []map[string]any
+
+	calls   []*callAcc
+	byIndex map[int64]*callAcc
+
+	finish   string
+	usage    llm.Usage
+	model    string
+	sawChunk bool
+}
+
+// callAcc accumulates one call from its fragments.
+type callAcc struct {
+	ordinal int
+	id      string
+	name    string
+	args    []byte
+	started bool
+	done    bool
+}
+
+func newChatAssembler(ctx context.Context, provider string) *chatAssembler {
+	return &chatAssembler{ctx: ctx, provider: provider, byIndex: make(map[int64]*callAcc)}
+}
+
+// readEvent reads one server-sent event. A stream that ends without [DONE]
+// was cut, whatever it said before.
+func (a *chatAssembler) readEvent(dec ssestream.Decoder, emit func(llm.Event)) error {
+	if !dec.Next() {
+		if err := dec.Err(); err != nil {
+			return transportError(a.ctx, a.provider, err)
+		}
+		if err := a.ctx.Err(); err != nil {
+			return err
+		}
+		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "stream ended without [DONE]"}
+	}
+	data := dec.Event().Data
+	if bytes.HasPrefix(data, []byte("[DONE]")) {
+		a.finishResponse(emit)
+		return io.EOF
+	}
+	if bytes.Contains(data, []byte(`"error"`)) {
+		var e struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(data, &e) == nil && len(e.Error) > 0 && string(e.Error) != "null" {
+			return streamError(a.provider, parseErrorBody(data))
+		}
+	}
+	var chunk openai.ChatCompletionChunk
+	if err := json.Unmarshal(data, &chunk); err != nil {
+		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed chunk", Err: err}
+	}
+	a.chunk(&chunk, emit)
+	return nil
+}
+
+func (a *chatAssembler) chunk(ch *openai.ChatCompletionChunk, emit func(llm.Event)) {
+	a.sawChunk = true
+	if ch.Model != "" {
+		a.model = ch.Model
+	}
+	// The chunk id is ignored: some compatible servers change it mid-stream.
+	for i := range ch.Choices {
+		choice := &ch.Choices[i]
+		if choice.Index != 0 {
+			continue
+		}
+		d := &choice.Delta
+		a.reasoningFrom(d.JSON.ExtraFields, emit)
+		a.text.write(d.Content, emit)
+		for j := range d.ToolCalls {
+			tc := &d.ToolCalls[j]
+			a.callFragment(tc.Index, tc.ID, tc.Function.Name, tc.Function.Arguments, emit)
+		}
+		if choice.FinishReason != "" {
+			a.finish = choice.FinishReason
+		}
+	}
+	if ch.JSON.Usage.Valid() {
+		a.setUsage(&ch.Usage, emit)
+	}
+}
+
+// readJSON turns a whole chat.completion body into the same events a stream
+// would have produced.
+func (a *chatAssembler) readJSON(body io.Reader, emit func(llm.Event)) error {
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return transportError(a.ctx, a.provider, err)
+	}
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &e) == nil && len(e.Error) > 0 && string(e.Error) != "null" {
+		return streamError(a.provider, parseErrorBody(raw))
+	}
+	var cc openai.ChatCompletion
+	if err := json.Unmarshal(raw, &cc); err != nil {
+		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed body", Err: err}
+	}
+	if len(cc.Choices) == 0 {
+		return &llm.Error{Kind: llm.ServerError, Provider: a.provider, Message: "response without choices"}
+	}
+	a.model = cc.Model
+	for i := range cc.Choices {
+		choice := &cc.Choices[i]
+		if choice.Index != 0 && i != 0 {
+			continue
+		}
+		m := &choice.Message
+		a.reasoningFrom(m.JSON.ExtraFields, emit)
+		a.text.write(m.Content, emit)
+		for j := range m.ToolCalls {
+			tc := &m.ToolCalls[j]
+			a.callFragment(int64(j), tc.ID, tc.Function.Name, tc.Function.Arguments, emit)
+		}
+		a.finish = choice.FinishReason
+		break
+	}
+	if cc.JSON.Usage.Valid() {
+		a.setUsage(&cc.Usage, emit)
+	}
+	a.finishResponse(emit)
+	return io.EOF
+}
+
+// reasoningFrom reads the reasoning fields compatible servers add to a
+// message or delta: reasoning_content (DeepSeek, GLM, Qwen), reasoning
+// (OpenRouter, Groq, vLLM) and OpenRouter's structured reasoning_details.
+func (a *chatAssembler) reasoningFrom(extra map[string]respjson.Field, emit func(llm.Event)) {
+	for _, name := range [...]string{"reasoning_content", "reasoning"} {
+		f, ok := extra[name]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) != nil || s == "" {
+			continue
+		}
+		if !slices.Contains(a.reasoningFields, name) {
+			a.reasoningFields = append(a.reasoningFields, name)
+		}
+		// Servers that send both carry the same text twice; keep the first.
+		if a.reasoningFields[0] == name {
+			a.reasoning = append(a.reasoning, s...)
+			emit(llm.Event{Kind: llm.EventReasoning, Delta: s})
+		}
+	}
+	if f, ok := extra["reasoning_details"]; ok {
+		var ds []map[string]any
+		if json.Unmarshal([]byte(f.Raw()), &ds) == nil {
+			for _, d := range ds {
+				a.mergeDetail(d)
+			}
+		}
+	}
+}
+
+// mergeDetail folds a streamed reasoning_details fragment into the entry of
+// the same index: text pieces are concatenated, other fields kept.
+func (a *chatAssembler) mergeDetail(d map[string]any) {
+	idx := -1
+	if f, ok := d["index"].(float64); ok {
+		idx = int(f)
+	}
+	for _, have := range a.details {
+		hi := -1
+		if f, ok := have["index"].(float64); ok {
+			hi = int(f)
+		}
+		if idx < 0 || hi != idx || have["type"] != d["type"] {
+			continue
+		}
+		for k, v := range d {
+			s, isStr := v.(string)
+			prev, hadStr := have[k].(string)
+			switch {
+			case isStr && hadStr && (k == "text" || k == "summary" || k == "data" || k == "signature"):
+				have[k] = prev + s
+			case v != nil:
+				have[k] = v
+			}
+		}
+		return
+	}
+	a.details = append(a.details, d)
+}
+
+func (a *chatAssembler) callFragment(index int64, id, name, args string, emit func(llm.Event)) {
+	c := a.byIndex[index]
+	if c == nil {
+		// A new index means the calls before it are complete when their
+		// arguments parse: servers stream calls one after another, and a
+		// tool may start before the stream ends.
+		for _, prev := range a.calls {
+			if prev.started && !prev.done && json.Valid(prev.args) {
+				a.callDone(prev, emit)
+			}
+		}
+		c = &callAcc{ordinal: len(a.calls)}
+		a.byIndex[index] = c
+		a.calls = append(a.calls, c)
+	}
+	if c.id == "" {
+		c.id = id
+	}
+	if c.name == "" {
+		c.name = name
+	} else if name != "" && !c.started {
+		c.name += name
+	}
+	c.args = append(c.args, args...)
+	if !c.started && c.name != "" {
+		c.started = true
+		if c.id == "" {
+			c.id = newCallID()
+		}
+		emit(llm.Event{Kind: llm.EventCallStart, Index: c.ordinal, Call: &llm.Call{ID: c.id, Name: c.name}})
+		if len(c.args) > 0 {
+			emit(llm.Event{Kind: llm.EventCallDelta, Index: c.ordinal, Delta: string(c.args)})
+		}
+		return
+	}
+	if c.started && args != "" {
+		emit(llm.Event{Kind: llm.EventCallDelta, Index: c.ordinal, Delta: args})
+	}
+}
+
+func (a *chatAssembler) callDone(c *callAcc, emit func(llm.Event)) {
+	c.done = true
+	emit(llm.Event{Kind: llm.EventCallDone, Index: c.ordinal, Call: c.call()})
+}
+
+func (c *callAcc) call() *llm.Call {
+	return &llm.Call{ID: c.id, Name: c.name, Args: string(c.args)}
+}
+
+func (a *chatAssembler) setUsage(u *openai.CompletionUsage, emit func(llm.Event)) {
+	a.usage = llm.Usage{
+		InputTokens:       u.PromptTokens,
+		OutputTokens:      u.CompletionTokens,
+		CachedInputTokens: u.PromptTokensDetails.CachedTokens,
+		ReasoningTokens:   u.CompletionTokensDetails.ReasoningTokens,
+	}
+	if v, ok := u.PromptTokensDetails.JSON.ExtraFields["cache_write_tokens"]; ok {
+		var n int64
+		if json.Unmarshal([]byte(v.Raw()), &n) == nil {
+			a.usage.CacheWriteTokens = n
+		}
+	}
+	usage := a.usage
+	emit(llm.Event{Kind: llm.EventUsage, Usage: &usage})
+}
+
+// finishResponse flushes the text path, completes the calls and yields the
+// done event with the parts in the order the protocol implies: reasoning,
+// text, calls.
+func (a *chatAssembler) finishResponse(emit func(llm.Event)) {
+	text, textCalls := a.text.finish(emit)
+	var parts []llm.Part
+	if len(a.reasoning) > 0 || len(a.details) > 0 {
+		parts = append(parts, llm.Part{
+			Kind:   llm.PartReasoning,
+			Text:   string(a.reasoning),
+			Opaque: &llm.Opaque{Provider: ProviderChat, Raw: a.reasoningRaw()},
+		})
+	}
+	if text != "" {
+		parts = append(parts, llm.Part{Kind: llm.PartText, Text: text})
+	}
+	native := 0
+	for _, c := range a.calls {
+		if !c.started {
+			continue // a call without a name cannot be run or answered
+		}
+		if !c.done {
+			a.callDone(c, emit)
+		}
+		parts = append(parts, llm.Part{Kind: llm.PartCall, Call: c.call()})
+		native++
+	}
+	// Native calls win over calls written as text.
+	if native == 0 {
+		for i := range textCalls {
+			call := textCalls[i]
+			emit(llm.Event{Kind: llm.EventCallStart, Index: i, Call: &llm.Call{ID: call.ID, Name: call.Name, Format: call.Format}})
+			emit(llm.Event{Kind: llm.EventCallDone, Index: i, Call: &call})
+			parts = append(parts, llm.Part{Kind: llm.PartCall, Call: &call})
+		}
+	}
+	resp := &llm.Response{
+		Parts:     parts,
+		RawFinish: a.finish,
+		Finish:    chatFinish(a.finish, native > 0),
+		Usage:     a.usage,
+		Model:     a.model,
+	}
+	emit(llm.Event{Kind: llm.EventDone, Response: resp})
+}
+
+// reasoningRaw keeps the reasoning fields as the server named them, so they
+// go back under the same names.
+func (a *chatAssembler) reasoningRaw() json.RawMessage {
+	m := make(map[string]any, 2)
+	for _, f := range a.reasoningFields {
+		m[f] = string(a.reasoning)
+	}
+	if len(a.details) > 0 {
+		m["reasoning_details"] = a.details
+	}
+	// Strings and decoded JSON always marshal.
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func chatFinish(raw string, calls bool) llm.FinishReason {
+	switch raw {
+	case "stop", "end_turn", "eos":
+		return llm.FinishStop
+	case "tool_calls", "function_call", "tool_use":
+		return llm.FinishToolCalls
+	case "length", "max_tokens", "model_length":
+		return llm.FinishLength
+	case "content_filter":
+		return llm.FinishContentFilter
+	case "":
+		if calls {
+			return llm.FinishToolCalls
+		}
+		return llm.FinishStop
+	}
+	return llm.FinishOther
+}

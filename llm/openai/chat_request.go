@@ -1,0 +1,212 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// chatParams maps a request to Chat Completions parameters.
+func (c *Chat) chatParams(req *llm.Request, stream bool) (openai.ChatCompletionNewParams, error) {
+	model := req.Model
+	if model == "" {
+		model = c.opts.Model
+	}
+	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(model)}
+	msgs, err := chatMessages(req)
+	if err != nil {
+		return p, err
+	}
+	p.Messages = msgs
+	if len(req.Tools) > 0 {
+		tools, err := chatTools(req.Tools)
+		if err != nil {
+			return p, err
+		}
+		p.Tools = tools
+		choice := req.ToolChoice
+		if choice == "" {
+			choice = llm.ToolChoiceAuto
+		}
+		// "none" keeps the definitions: the prompt cache stays warm and
+		// servers that want definitions beside earlier tool messages are
+		// satisfied.
+		p.ToolChoice.OfAuto = openai.String(string(choice))
+		if req.ParallelCalls {
+			p.ParallelToolCalls = openai.Bool(true)
+		}
+	}
+	if n := int64(req.MaxOutputTokens); n > 0 {
+		tp := c.opts.TokenParam
+		if tp == "" {
+			tp = TokenParamFor(model)
+		}
+		if tp == MaxCompletionTokens {
+			p.MaxCompletionTokens = openai.Int(n)
+		} else {
+			p.MaxTokens = openai.Int(n)
+		}
+	}
+	if req.Temperature != nil {
+		p.Temperature = openai.Float(*req.Temperature)
+	}
+	if c.opts.ReasoningEffort != "" {
+		p.ReasoningEffort = shared.ReasoningEffort(c.opts.ReasoningEffort)
+	}
+	if stream && !c.opts.NoStreamUsage {
+		p.StreamOptions.IncludeUsage = openai.Bool(true)
+	}
+	if len(c.opts.Extra) > 0 {
+		p.SetExtraFields(c.opts.Extra)
+	}
+	return p, nil
+}
+
+func chatTools(specs []llm.ToolSpec) ([]openai.ChatCompletionToolUnionParam, error) {
+	tools := make([]openai.ChatCompletionToolUnionParam, 0, len(specs))
+	for _, s := range specs {
+		schema, err := schemaMap(s.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", s.Name, err)
+		}
+		fn := shared.FunctionDefinitionParam{Name: s.Name, Parameters: schema}
+		if s.Description != "" {
+			fn.Description = openai.String(s.Description)
+		}
+		tools = append(tools, openai.ChatCompletionFunctionTool(fn))
+	}
+	return tools, nil
+}
+
+// schemaMap decodes a tool's JSON Schema; an absent schema is an object
+// without properties, which every server accepts.
+func schemaMap(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{"type": "object", "properties": map[string]any{}}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	return m, nil
+}
+
+// chatMessages maps history to messages. Adjacent user-role items become one
+// user message; reasoning goes back only on the current turn's assistant
+// messages that carry calls (DeepSeek's thinking mode refuses a tool round
+// without it) and is dropped from earlier turns.
+func chatMessages(req *llm.Request) ([]openai.ChatCompletionMessageParamUnion, error) {
+	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Items)+1)
+	if req.System != "" {
+		msgs = append(msgs, openai.SystemMessage(req.System))
+	}
+	turnStart := currentTurnStart(req)
+	var user []string
+	flushUser := func() {
+		if len(user) > 0 {
+			msgs = append(msgs, openai.UserMessage(strings.Join(user, "\n\n")))
+			user = user[:0]
+		}
+	}
+	for i := range req.Items {
+		it := &req.Items[i]
+		switch it.Role {
+		case llm.RoleUser:
+			user = append(user, it.Text())
+		case llm.RoleAssistant:
+			flushUser()
+			msgs = append(msgs, chatAssistant(it, i >= turnStart))
+		case llm.RoleTool:
+			flushUser()
+			r := it.Result()
+			if r == nil {
+				return nil, fmt.Errorf("item %d: tool item without a result", i)
+			}
+			msgs = append(msgs, openai.ToolMessage(r.Content, r.CallID))
+		default:
+			return nil, fmt.Errorf("item %d: unknown role %q", i, it.Role)
+		}
+	}
+	flushUser()
+	return msgs, nil
+}
+
+// currentTurnStart returns the index of the first item of the turn being
+// run: the items of the request's turn when items carry turn ids, otherwise
+// the items after the last user input.
+func currentTurnStart(req *llm.Request) int {
+	if req.TurnID != "" {
+		for i := range req.Items {
+			if req.Items[i].TurnID == req.TurnID {
+				return i
+			}
+		}
+	}
+	for i := len(req.Items) - 1; i >= 0; i-- {
+		it := &req.Items[i]
+		if it.Role == llm.RoleUser && it.Origin == llm.OriginInput {
+			return i
+		}
+	}
+	return 0
+}
+
+func chatAssistant(it *llm.Item, currentTurn bool) openai.ChatCompletionMessageParamUnion {
+	var a openai.ChatCompletionAssistantMessageParam
+	var text strings.Builder
+	var reasoning map[string]any
+	for _, p := range it.Parts {
+		switch p.Kind {
+		case llm.PartText:
+			text.WriteString(p.Text)
+		case llm.PartCall:
+			if p.Call == nil {
+				continue
+			}
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID: p.Call.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+						Name:      p.Call.Name,
+						Arguments: argsOrEmpty(p.Call.Args),
+					},
+				},
+			})
+		case llm.PartReasoning:
+			if p.Opaque == nil || p.Opaque.Provider != ProviderChat || len(p.Opaque.Raw) == 0 {
+				continue
+			}
+			var fields map[string]any
+			if json.Unmarshal(p.Opaque.Raw, &fields) == nil {
+				if reasoning == nil {
+					reasoning = fields
+				} else {
+					maps.Copy(reasoning, fields)
+				}
+			}
+		}
+	}
+	if text.Len() > 0 || len(a.ToolCalls) == 0 {
+		a.Content.OfString = openai.String(text.String())
+	}
+	if currentTurn && len(a.ToolCalls) > 0 && len(reasoning) > 0 {
+		a.SetExtraFields(reasoning)
+	}
+	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+}
+
+
+// argsOrEmpty sends "{}" for a call without arguments: servers reject an
+// empty arguments string on replay.
+func argsOrEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "{}"
+	}
+	return s
+}

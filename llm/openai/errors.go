@@ -1,0 +1,151 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// errorBody is the error shape of OpenAI and the compatible servers. Code is
+// kept raw because some servers send a number where OpenAI sends a string.
+type errorBody struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+	Param   string          `json:"param"`
+}
+
+func (b *errorBody) code() string {
+	var s string
+	if json.Unmarshal(b.Code, &s) == nil {
+		return s
+	}
+	if len(b.Code) > 0 && string(b.Code) != "null" {
+		return string(b.Code)
+	}
+	return ""
+}
+
+// parseErrorBody reads {"error":{…}}, {"error":"text"}, a bare {…} with a
+// message, or plain text.
+func parseErrorBody(body []byte) errorBody {
+	body = bytes.TrimSpace(body)
+	var wrapped struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &wrapped) == nil && len(wrapped.Error) > 0 {
+		var eb errorBody
+		if json.Unmarshal(wrapped.Error, &eb) == nil {
+			return eb
+		}
+		var s string
+		if json.Unmarshal(wrapped.Error, &s) == nil {
+			return errorBody{Message: s}
+		}
+	}
+	var bare errorBody
+	if json.Unmarshal(body, &bare) == nil && (bare.Message != "" || bare.Type != "" || len(bare.Code) > 0) {
+		return bare
+	}
+	const max = 512
+	if len(body) > max {
+		body = body[:max]
+	}
+	return errorBody{Message: string(body)}
+}
+
+// kindForCode refines a status-derived kind with the provider's error code
+// or type, which say more than the status (a context overflow is a 400).
+func kindForCode(kind llm.ErrorKind, code, typ string) llm.ErrorKind {
+	for _, c := range [...]string{code, typ} {
+		switch c {
+		case "context_length_exceeded", "string_above_max_length":
+			return llm.ContextWindowExceeded
+		case "rate_limit_exceeded", "rate_limit_error":
+			return llm.RateLimited
+		case "invalid_api_key", "authentication_error", "permission_error":
+			return llm.Unauthorized
+		case "server_error", "server_is_overloaded", "overloaded_error", "api_error":
+			return llm.ServerError
+		}
+	}
+	return kind
+}
+
+// httpError classifies an HTTP error response.
+func httpError(provider string, status int, header http.Header, body []byte) *llm.Error {
+	eb := parseErrorBody(body)
+	code := eb.code()
+	kind := kindForCode(llm.KindForStatus(status), code, eb.Type)
+	if code == "" {
+		code = eb.Type
+	}
+	return &llm.Error{
+		Kind:       kind,
+		Status:     status,
+		Code:       code,
+		Provider:   provider,
+		Message:    eb.Message,
+		RetryAfter: retryAfter(header, time.Now()),
+	}
+}
+
+// streamError classifies an error reported inside a 200 stream or body
+// (a Chat chunk with "error", a Responses "error" or "response.failed"
+// event). There is no status, so the code decides, and an unknown code is
+// a server error: the request itself was accepted.
+func streamError(provider string, eb errorBody) *llm.Error {
+	code := eb.code()
+	kind := kindForCode(llm.ServerError, code, eb.Type)
+	if code == "" {
+		code = eb.Type
+	}
+	return &llm.Error{Kind: kind, Code: code, Provider: provider, Message: eb.Message}
+}
+
+// transportError classifies a failure to send or read: the connection broke
+// or the body ended early. Cancellation is the caller's own and passes
+// through unclassified.
+func transportError(ctx context.Context, provider string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &llm.Error{Kind: llm.StreamInterrupted, Provider: provider, Err: err}
+}
+
+// retryAfter reads retry-after-ms (OpenAI's precise form) or Retry-After in
+// seconds or as an HTTP date.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}

@@ -1,0 +1,118 @@
+package openai
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// DefaultBaseURL is OpenAI's API root, used when [Options.BaseURL] is empty.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Provider names carried in [llm.Opaque.Provider]: a payload is replayed only
+// to the protocol that produced it.
+const (
+	ProviderChat      = "openai-chat"
+	ProviderResponses = "openai-responses"
+)
+
+// TokenParam names the request field that caps output tokens in Chat
+// Completions: OpenAI's reasoning models accept only max_completion_tokens,
+// while many compatible servers know only max_tokens.
+type TokenParam string
+
+// Token limit parameter names.
+const (
+	MaxTokens           TokenParam = "max_tokens"
+	MaxCompletionTokens TokenParam = "max_completion_tokens"
+)
+
+// Options configure an adapter. The zero value talks to api.openai.com with
+// streaming on.
+type Options struct {
+	// APIKey is sent as a bearer token. Local servers accept any non-empty
+	// value.
+	APIKey string
+	// BaseURL is the API root as the SDK uses it, such as
+	// http://127.0.0.1:8080/v1; the adapter appends /chat/completions or
+	// /responses.
+	BaseURL string
+	// Model is the default model, used when a request names none.
+	Model string
+	// HTTPClient sends the requests; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// NoStream asks for one JSON body instead of server-sent events. The
+	// adapter produces the same events from it, all at the end.
+	NoStream bool
+	// Name identifies the provider in errors ("openai", "deepseek", …);
+	// default "openai".
+	Name string
+
+	// TokenParam overrides the Chat Completions token limit field; empty
+	// chooses by model name (see [TokenParamFor]).
+	TokenParam TokenParam
+	// NoStreamUsage omits stream_options.include_usage for Chat servers that
+	// reject it.
+	NoStreamUsage bool
+	// ReasoningEffort is sent as reasoning_effort (Chat) or reasoning.effort
+	// (Responses) when set: "minimal", "low", "medium", "high".
+	ReasoningEffort string
+	// ReasoningSummary is the Responses reasoning.summary setting ("auto",
+	// "concise", "detailed"); empty sends none.
+	ReasoningSummary string
+	// Store keeps Responses server-side (store:true). By default responses
+	// are not stored, so reasoning travels back as encrypted content.
+	Store bool
+	// Extra holds additional top-level request fields for compatible servers
+	// (OpenRouter's "reasoning" or "usage", vLLM's "chat_template_kwargs").
+	Extra map[string]any
+	// Headers are added to every request.
+	Headers map[string]string
+}
+
+func (o *Options) name() string {
+	if o.Name == "" {
+		return "openai"
+	}
+	return o.Name
+}
+
+// client builds the SDK client. The SDK's retries are disabled: llm.WithRetry
+// retries, so that a retry is announced and never happens after output was
+// shown.
+func (o *Options) client() openai.Client {
+	base := o.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(strings.TrimRight(base, "/") + "/"),
+		option.WithAPIKey(o.APIKey),
+		option.WithMaxRetries(0),
+	}
+	if o.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
+	}
+	for k, v := range o.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	return openai.NewClient(opts...)
+}
+
+// TokenParamFor returns the token limit field a model accepts: OpenAI's
+// reasoning models (o1, o3, o4, gpt-5 and later) reject max_tokens.
+func TokenParamFor(model string) TokenParam {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:] // "openai/gpt-5" through a router
+	}
+	switch {
+	case len(m) >= 2 && m[0] == 'o' && m[1] >= '1' && m[1] <= '9':
+		return MaxCompletionTokens
+	case strings.HasPrefix(m, "gpt-5"):
+		return MaxCompletionTokens
+	}
+	return MaxTokens
+}

@@ -1,0 +1,58 @@
+package openai
+
+import (
+	"errors"
+	"io"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// eventStream is an llm.Stream fed by a pull function: each call of pull
+// reads more of the provider's answer and queues the events it yields, and
+// returns io.EOF once the done event is queued.
+type eventStream struct {
+	queue  []llm.Event
+	head   int
+	pull   func(emit func(llm.Event)) error
+	body   io.Closer
+	err    error
+	closed bool
+}
+
+func (s *eventStream) emit(ev llm.Event) { s.queue = append(s.queue, ev) }
+
+var errClosed = errors.New("openai: stream closed before its end")
+
+// Recv implements llm.Stream.
+func (s *eventStream) Recv() (llm.Event, error) {
+	for s.head >= len(s.queue) {
+		if s.err != nil {
+			return llm.Event{}, s.err
+		}
+		s.queue = s.queue[:0]
+		s.head = 0
+		if err := s.pull(s.emit); err != nil {
+			s.err = err
+			s.Close()
+		}
+	}
+	ev := s.queue[s.head]
+	s.queue[s.head] = llm.Event{}
+	s.head++
+	return ev, nil
+}
+
+// Close implements llm.Stream.
+func (s *eventStream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.err == nil {
+		s.err = errClosed
+	}
+	if s.body != nil {
+		return s.body.Close()
+	}
+	return nil
+}
