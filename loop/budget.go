@@ -1,0 +1,79 @@
+package loop
+
+import (
+	"encoding/json"
+	"hash/fnv"
+	"strings"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// addUsage adds a round's usage and its cost.
+func (r *run) addUsage(u llm.Usage) {
+	r.st.Usage = r.st.Usage.Add(u)
+	if r.o.Price != (Price{}) {
+		r.st.Cost += r.o.Price.Cost(u)
+	}
+}
+
+// budgetSpent returns the stop reason of the first spent budget, or "".
+func (r *run) budgetSpent() StopReason {
+	b := r.o.Budget
+	st := r.st
+	switch {
+	case b.Tokens > 0 && st.Usage.Total() >= b.Tokens:
+		return StopForcedTokens
+	case b.Cost > 0 && st.Cost >= b.Cost:
+		return StopForcedCost
+	case b.Time > 0 && st.Elapsed+r.o.Now().Sub(r.began) >= b.Time:
+		return StopForcedTime
+	}
+	return ""
+}
+
+// detectLoop counts each call of the round by name, canonical arguments and
+// result; it reports whether one was seen LoopThreshold times this turn.
+func (r *run) detectLoop(res roundResult) bool {
+	if r.o.LoopThreshold < 0 || res.batch == nil {
+		return false
+	}
+	if r.st.LoopSeen == nil {
+		r.st.LoopSeen = make(map[uint64]int)
+	}
+	tripped := false
+	for i, c := range res.calls {
+		if i >= len(res.batch.Results) {
+			break
+		}
+		h := fnv.New64a()
+		h.Write([]byte(c.Name))
+		h.Write([]byte{0})
+		h.Write([]byte(canonicalArgs(c.Args)))
+		h.Write([]byte{0})
+		h.Write([]byte(res.batch.Results[i].Content))
+		k := h.Sum64()
+		r.st.LoopSeen[k]++
+		if r.st.LoopSeen[k] >= r.o.LoopThreshold {
+			tripped = true
+		}
+	}
+	return tripped
+}
+
+// canonicalArgs returns the arguments with keys sorted and no insignificant
+// space, so the same call written two ways counts as one.
+func canonicalArgs(s string) string {
+	t := strings.TrimSpace(s)
+	if t == "" || t == "{}" {
+		return "{}"
+	}
+	var v any
+	if err := json.Unmarshal([]byte(t), &v); err != nil {
+		return t
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return t
+	}
+	return string(b)
+}

@@ -1,0 +1,295 @@
+// Package loop is rein's turn engine (DESIGN §2): rounds, narration and
+// finish, the exploration budget, settlement, the forced final round,
+// truncated and empty rounds, model errors by round, the token, cost and
+// time budgets, loop detection, pauses and interruption.
+//
+// Where a round ends is decided in one place: [run.loop] in this file.
+package loop
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/dispatch"
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+)
+
+// Engine runs turns. It is safe for concurrent use by several turns; each
+// turn runs on the caller's goroutine.
+type Engine struct {
+	o    Options
+	disp *dispatch.Dispatcher
+}
+
+// New returns an engine, or an error saying which option is wrong.
+func New(o Options) (*Engine, error) {
+	c, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c.Events = event.Serial(c.Events)
+	e := &Engine{o: c}
+	e.disp = dispatch.New(dispatch.Config{
+		Tools:          c.Tools,
+		MaxCalls:       c.MaxCallsPerRound,
+		Grace:          c.Grace,
+		DefaultTimeout: c.DefaultToolTimeout,
+		Timeouts:       c.ToolTimeouts,
+		Redact:         c.Redact,
+		Events:         c.Events,
+		NoEarlyStart:   c.NoEarlyStart,
+	})
+	return e, nil
+}
+
+// Turn is the input of one turn.
+type Turn struct {
+	ThreadID string
+	// ID is the turn id; generated when empty.
+	ID string
+	// History is the thread so far. Directives of earlier turns are left
+	// out of the context; the slice is not modified.
+	History []llm.Item
+	// Input is the user's message: one or more user-role items.
+	Input []llm.Item
+}
+
+// Run runs a turn until it completes, pauses, is interrupted (ctx
+// cancelled) or fails. The outcome is always returned; the error is non-nil
+// exactly when the turn failed, and wraps the cause (a typed *llm.Error for
+// provider failures).
+func (e *Engine) Run(ctx context.Context, t Turn) (*Outcome, error) {
+	if len(t.Input) == 0 {
+		return nil, errors.New("loop: the turn has no input; give at least one user item")
+	}
+	for i := range t.Input {
+		if t.Input[i].Role != llm.RoleUser {
+			return nil, fmt.Errorf("loop: input item %d has role %q; turn input must be user items", i, t.Input[i].Role)
+		}
+	}
+	id := t.ID
+	if id == "" {
+		id = NewID("turn")
+	}
+	st := &State{Version: stateVersion, ThreadID: t.ThreadID, TurnID: id}
+	st.History = contextOf(t.History)
+	st.TurnStart = len(st.History)
+	r := e.newRun(ctx, st)
+	r.emit(event.Event{Type: event.TurnStarted})
+	for _, it := range t.Input {
+		if err := r.record(it); err != nil {
+			return r.fail(StopProviderError, err)
+		}
+	}
+	return r.loop()
+}
+
+// contextOf returns the history to send for a new turn: everything except
+// earlier turns' directives, in a slice the engine owns.
+func contextOf(h []llm.Item) []llm.Item {
+	out := make([]llm.Item, 0, len(h)+8)
+	for i := range h {
+		if h[i].Origin == llm.OriginDirective {
+			continue
+		}
+		out = append(out, h[i])
+	}
+	return out
+}
+
+// run is one turn in progress.
+type run struct {
+	e     *Engine
+	o     *Options
+	ctx   context.Context
+	st    *State
+	ev    event.Handler
+	began time.Time
+	req   llm.Request
+	specs []llm.ToolSpec
+	seen  map[string]struct{} // call ids of the thread
+}
+
+func (e *Engine) newRun(ctx context.Context, st *State) *run {
+	r := &run{e: e, o: &e.o, ctx: ctx, st: st, ev: e.o.Events, began: e.o.Now()}
+	r.specs = e.o.Tools.Specs()
+	r.seen = make(map[string]struct{})
+	for i := range st.History {
+		for _, c := range st.History[i].Calls() {
+			r.seen[c.ID] = struct{}{}
+		}
+	}
+	return r
+}
+
+// loop runs rounds until the turn ends. Every way a turn can end is here.
+func (r *run) loop() (*Outcome, error) {
+	st, o := r.st, r.o
+	for {
+		if r.ctx.Err() != nil {
+			return r.interrupted()
+		}
+		if err := r.drainSteer(); err != nil {
+			return r.fail(StopProviderError, err)
+		}
+		if reason := r.budgetSpent(); reason != "" {
+			return r.forcedFinish(reason)
+		}
+		phase := llm.PhaseExplore
+		if st.ExplorationRound >= o.MaxRounds {
+			if st.SettlementRounds >= o.MaxSettlementRounds {
+				reason := StopForcedBudget
+				if st.SettleCause != "" {
+					reason = st.SettleCause
+				}
+				return r.forcedFinish(reason)
+			}
+			if !st.SettleStarted {
+				st.SettleStarted = true
+				r.warn(event.WarnSettlement, "exploration budget spent; settling: finishing started work, then answering")
+				if err := r.record(llm.Directive(settleDirective)); err != nil {
+					return r.fail(StopProviderError, err)
+				}
+			}
+			phase = llm.PhaseSettle
+		}
+
+		res := r.round(phase)
+		if res.counted {
+			st.Rounds++
+			if phase == llm.PhaseSettle {
+				st.SettlementRounds++
+			} else {
+				st.ExplorationRound++
+			}
+		}
+		if res.journalErr != nil {
+			return r.fail(StopProviderError, res.journalErr)
+		}
+		if res.interrupted || r.ctx.Err() != nil {
+			return r.interrupted()
+		}
+		if res.batch != nil {
+			st.ToolSteps++
+		}
+		if res.err != nil {
+			if !res.counted && st.Rounds == 0 {
+				return r.fail(StopProviderError, res.err)
+			}
+			var le *llm.Error
+			if errors.As(res.err, &le) && le.Shown {
+				// Part of the round was already shown: the error surfaces as
+				// retryable rather than being papered over.
+				return r.fail(StopProviderError, res.err)
+			}
+			r.warn(event.WarnForced, "a model call failed: "+r.redact(res.err.Error()))
+			return r.forcedFinish(StopForcedError)
+		}
+
+		if res.batch != nil {
+			if r.detectLoop(res) && phase == llm.PhaseExplore {
+				st.ExplorationRound = o.MaxRounds
+				st.SettleCause = StopForcedLoop
+				r.warn(event.WarnLoop, "the same call returned the same result repeatedly; moving to settlement")
+			}
+			if res.batch.Pause != nil {
+				return r.pause(res)
+			}
+			if t := res.batch.Terminate; t >= 0 {
+				return r.complete(StopTerminatedByTool, r.answer(res.batch.Results[t].Content))
+			}
+			continue
+		}
+
+		// A round without calls: finish, unless it was cut or empty.
+		if res.finish.Truncated() {
+			st.Continued = append(st.Continued, res.visible)
+			r.warn(event.WarnTruncated, "the answer was cut by the output limit; asking the model to continue")
+			if err := r.record(llm.Directive(continueDirective)); err != nil {
+				return r.fail(StopProviderError, err)
+			}
+			continue
+		}
+		if strings.TrimSpace(res.visible) == "" {
+			if !st.Nudged {
+				st.Nudged = true
+				r.warn(event.WarnEmptyNudge, "the model answered with no visible text; nudging it once")
+				if err := r.record(llm.Directive(nudgeDirective)); err != nil {
+					return r.fail(StopProviderError, err)
+				}
+				continue
+			}
+			return r.fail(StopEmptyAnswer, ErrEmptyAnswer)
+		}
+		// Steer that arrived while the finish round streamed is never
+		// dropped: the turn goes on for a round that reads it.
+		steered, err := r.steer()
+		if err != nil {
+			return r.fail(StopProviderError, err)
+		}
+		if steered {
+			continue
+		}
+		return r.complete(StopFinished, r.answer(res.visible))
+	}
+}
+
+// ErrEmptyAnswer is the error of a turn whose model gave no visible answer
+// twice (stop reason empty_answer).
+var ErrEmptyAnswer = errors.New("the model produced no visible answer, even after a nudge; try again, raise the output limit or lower the reasoning effort")
+
+// answer joins the continuation parts of truncated rounds with the last text.
+func (r *run) answer(last string) string {
+	if len(r.st.Continued) == 0 {
+		return strings.TrimSpace(last)
+	}
+	return strings.TrimSpace(strings.Join(r.st.Continued, "") + last)
+}
+
+func (r *run) complete(reason StopReason, answer string) (*Outcome, error) {
+	o := r.outcome(StatusCompleted, reason)
+	o.Answer = answer
+	r.finished(o)
+	return o, nil
+}
+
+func (r *run) fail(reason StopReason, err error) (*Outcome, error) {
+	o := r.outcome(StatusFailed, reason)
+	o.Err = err
+	r.finished(o)
+	return o, err
+}
+
+func (r *run) outcome(s Status, reason StopReason) *Outcome {
+	st := r.st
+	st.Elapsed += r.o.Now().Sub(r.began)
+	r.began = r.o.Now()
+	return &Outcome{
+		ThreadID:         st.ThreadID,
+		TurnID:           st.TurnID,
+		Status:           s,
+		StopReason:       reason,
+		Rounds:           st.Rounds,
+		SettlementRounds: st.SettlementRounds,
+		ToolSteps:        st.ToolSteps,
+		Usage:            st.Usage,
+		Cost:             st.Cost,
+		Items:            st.TurnItems(),
+	}
+}
+
+func (r *run) finished(o *Outcome) {
+	if r.ev != nil {
+		r.emit(event.Event{Type: event.TurnCompleted, Status: string(o.Status), Code: string(o.StopReason), Turn: o.Summary()})
+	}
+}
+
+// NewID returns a fresh random id with a prefix, such as "turn_…".
+func NewID(prefix string) string {
+	return prefix + "_" + strings.ToLower(rand.Text()[:16])
+}

@@ -1,0 +1,239 @@
+package loop
+
+import (
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/reinhq/rein/dispatch"
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+)
+
+// roundResult is what one model call produced.
+type roundResult struct {
+	// counted: the model answered (fully, or partly with calls that ran),
+	// so the round counts against the budgets.
+	counted     bool
+	finish      llm.FinishReason
+	visible     string
+	batch       *dispatch.Batch
+	calls       []llm.Call
+	err         error
+	journalErr  error
+	interrupted bool
+}
+
+// request prepares the round's request. The history slice is shared, not
+// copied: a round costs the same at item 10 and item 10,000.
+func (r *run) request(phase llm.Phase) *llm.Request {
+	q := &r.req
+	q.Model = r.o.ModelName
+	q.System = r.o.System
+	q.Items = r.st.History
+	q.Tools = r.specs
+	q.ToolChoice = llm.ToolChoiceAuto
+	if phase == llm.PhaseFinal {
+		// Definitions stay (prompt cache, providers that need them beside
+		// earlier tool messages); calls are forbidden.
+		q.ToolChoice = llm.ToolChoiceNone
+	}
+	if len(r.specs) == 0 {
+		q.Tools = nil
+		q.ToolChoice = ""
+	}
+	q.MaxOutputTokens = r.o.MaxOutputTokens
+	q.Temperature = r.o.Temperature
+	q.ParallelCalls = true
+	q.TurnID = r.st.TurnID
+	q.Round = r.st.Rounds + 1
+	q.Phase = phase
+	return q
+}
+
+// round makes one model call, starts calls as their arguments complete
+// (not in the forced final round), records the assistant item and the
+// results, and reports what happened. It never decides how the turn goes on.
+func (r *run) round(phase llm.Phase) roundResult {
+	var res roundResult
+	n := r.st.Rounds + 1
+	r.emit(event.Event{Type: event.RoundStarted, Round: n, Phase: phase})
+	final := phase == llm.PhaseFinal
+
+	stream, err := r.o.Model.Stream(r.ctx, r.request(phase))
+	if err != nil {
+		res.err = err
+		res.interrupted = r.ctx.Err() != nil
+		return res
+	}
+	defer stream.Close()
+
+	var (
+		disp     *dispatch.Round
+		visible  strings.Builder
+		resp     *llm.Response
+		ids      []string          // call id by index, after de-duplication
+		pending  map[int]*llm.Call // calls completed out of index order
+		streamed []llm.Call        // calls added to the dispatcher, in order
+	)
+	add := func(c llm.Call) {
+		streamed = append(streamed, c)
+		if final {
+			return
+		}
+		if disp == nil {
+			disp = r.e.disp.Begin(r.ctx, dispatch.RoundInfo{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, Round: n, Phase: phase})
+		}
+		disp.Add(c)
+	}
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				res.err = err
+			}
+			break
+		}
+		switch ev.Kind {
+		case llm.EventText:
+			visible.WriteString(ev.Delta)
+			r.emit(event.Event{Type: event.TextDelta, Round: n, Phase: phase, Delta: ev.Delta})
+		case llm.EventReasoning:
+			r.emit(event.Event{Type: event.ThinkingDelta, Round: n, Phase: phase, Delta: ev.Delta})
+		case llm.EventCallStart:
+			if ev.Call != nil {
+				r.emit(event.Event{Type: event.CallStarted, Round: n, Index: ev.Index, CallID: ev.Call.ID, Name: ev.Call.Name})
+			}
+		case llm.EventCallDelta:
+			r.emit(event.Event{Type: event.CallDelta, Round: n, Index: ev.Index, Delta: ev.Delta})
+		case llm.EventCallDone:
+			if ev.Call == nil || ev.Index < len(ids) {
+				continue
+			}
+			c := *ev.Call
+			if ev.Index > len(ids) {
+				// Out of order: hold it until the calls before it are in,
+				// so the dispatcher sees calls in call order.
+				if pending == nil {
+					pending = make(map[int]*llm.Call)
+				}
+				pending[ev.Index] = &c
+				continue
+			}
+			for {
+				c.ID = r.uniqueID(c.ID)
+				ids = append(ids, c.ID)
+				r.emit(event.Event{Type: event.CallCompleted, Round: n, Index: len(ids) - 1, CallID: c.ID, Name: c.Name, Args: c.Args})
+				add(c)
+				next, ok := pending[len(ids)]
+				if !ok {
+					break
+				}
+				delete(pending, len(ids))
+				c = *next
+			}
+		case llm.EventRetry:
+			if ri := ev.Retry; ri != nil {
+				msg := ""
+				if ri.Err != nil {
+					msg = r.redact(ri.Err.Error())
+				}
+				r.emit(event.Event{Type: event.Retry, Round: n, Attempt: ri.Attempt, Max: ri.Max, Content: msg, Duration: float64(ri.Delay.Microseconds()) / 1000})
+			}
+		case llm.EventDone:
+			resp = ev.Response
+		}
+	}
+	if res.err == nil && resp == nil {
+		res.err = &llm.Error{Kind: llm.StreamInterrupted, Message: "the model stream ended without a final response"}
+	}
+	if res.err != nil && r.ctx.Err() != nil {
+		res.interrupted = true
+	}
+	res.visible = visible.String()
+
+	// Build the assistant item: the provider's parts as returned, with call
+	// ids made unique; or, when the stream broke, what did arrive.
+	var item llm.Item
+	item.Role = llm.RoleAssistant
+	ignored := 0
+	if resp != nil {
+		res.finish = resp.Finish
+		r.addUsage(resp.Usage)
+		item.Parts = make([]llm.Part, 0, len(resp.Parts))
+		ci := 0
+		for _, p := range resp.Parts {
+			if p.Kind == llm.PartCall && p.Call != nil {
+				if final {
+					ignored++
+					ci++
+					continue
+				}
+				c := *p.Call
+				if ci < len(ids) {
+					c.ID = ids[ci]
+				} else {
+					// A call the stream never announced as complete.
+					c.ID = r.uniqueID(c.ID)
+					ids = append(ids, c.ID)
+					r.emit(event.Event{Type: event.CallCompleted, Round: n, Index: ci, CallID: c.ID, Name: c.Name, Args: c.Args})
+					add(c)
+				}
+				ci++
+				p.Call = &c
+			}
+			item.Parts = append(item.Parts, p)
+		}
+	} else {
+		if res.visible != "" {
+			item.Parts = append(item.Parts, llm.Part{Kind: llm.PartText, Text: res.visible})
+		}
+		for i := range streamed {
+			c := streamed[i]
+			item.Parts = append(item.Parts, llm.Part{Kind: llm.PartCall, Call: &c})
+		}
+	}
+	if ignored > 0 {
+		r.warn(event.WarnToolIgnored, "the model called tools in the forced final round; the calls were ignored")
+	}
+	res.calls = streamed
+
+	// A failed stream with nothing started leaves no trace (it may be
+	// retried or forced); otherwise the round is history.
+	keep := len(item.Parts) > 0 && (res.err == nil || disp != nil || res.interrupted)
+	if keep {
+		res.counted = res.err == nil || disp != nil
+		if err := r.record(item); err != nil {
+			res.journalErr = err
+		}
+	}
+	if disp != nil {
+		res.batch = disp.Finish()
+		for i := range res.batch.Results {
+			if err := r.record(llm.ToolResult(res.batch.Results[i])); err != nil && res.journalErr == nil {
+				res.journalErr = err
+			}
+		}
+	}
+
+	role := event.RoleFinish
+	if res.batch != nil || res.finish.Truncated() {
+		role = event.RoleNarration
+	}
+	if r.ev != nil {
+		u := r.st.Usage
+		r.emit(event.Event{Type: event.RoundCompleted, Round: n, Phase: phase, Role: role, AnswerVisible: res.finish.Truncated() && res.batch == nil, Code: string(res.finish)})
+		r.emit(event.Event{Type: event.Usage, Round: n, Usage: &u, Cost: r.st.Cost})
+	}
+	return res
+}
+
+// uniqueID keeps call ids unique within the thread: an empty id, or one a
+// server repeats across rounds, is replaced by a fresh one.
+func (r *run) uniqueID(id string) string {
+	if _, dup := r.seen[id]; id == "" || dup {
+		id = NewID("call")
+	}
+	r.seen[id] = struct{}{}
+	return id
+}

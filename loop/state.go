@@ -1,0 +1,51 @@
+package loop
+
+import (
+	"time"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// State is a turn in progress: its history and its counters. A paused turn's
+// State marshals to JSON so the answer may arrive in another process, after a
+// restart (DESIGN §4).
+type State struct {
+	// Version of the serialized form.
+	Version  int    `json:"version"`
+	ThreadID string `json:"thread_id,omitempty"`
+	TurnID   string `json:"turn_id"`
+	// History is the whole context: earlier turns (directives left out) and
+	// this turn's items from TurnStart on.
+	History   []llm.Item `json:"history"`
+	TurnStart int        `json:"turn_start"`
+
+	Rounds           int  `json:"rounds"`
+	ExplorationRound int  `json:"exploration_rounds"`
+	SettlementRounds int  `json:"settlement_rounds"`
+	ToolSteps        int  `json:"tool_steps"`
+	SettleStarted    bool `json:"settle_started,omitempty"`
+	Nudged           bool `json:"nudged,omitempty"`
+	// SettleCause is the stop reason a forced finish reports when the turn
+	// was moved to settlement early (loop detection).
+	SettleCause StopReason `json:"settle_cause,omitempty"`
+	// Continued holds the visible text of truncated rounds, in order.
+	Continued []string      `json:"continued,omitempty"`
+	Usage     llm.Usage     `json:"usage"`
+	Cost      float64       `json:"cost,omitempty"`
+	Elapsed   time.Duration `json:"elapsed"`
+	// LoopSeen counts identical calls (name, arguments, result) by hash.
+	LoopSeen map[uint64]int `json:"loop_seen,omitempty"`
+	NextItem int            `json:"next_item"`
+	Pause    *Pause         `json:"pause,omitempty"`
+}
+
+// stateVersion is the current serialized form.
+const stateVersion = 1
+
+// TurnItems returns the items this turn added.
+func (s *State) TurnItems() []llm.Item {
+	if s.TurnStart > len(s.History) {
+		return nil
+	}
+	return s.History[s.TurnStart:]
+}
