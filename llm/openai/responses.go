@@ -1,0 +1,322 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// Responses is a model served over the Responses API.
+type Responses struct {
+	opts   Options
+	client openai.Client
+}
+
+// NewResponses returns a Responses API model.
+func NewResponses(opts Options) *Responses {
+	return &Responses{opts: opts, client: opts.client()}
+}
+
+// Stream implements llm.Model.
+func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	params, err := r.responsesParams(req)
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.BadRequest, Provider: r.opts.name(), Message: err.Error(), Err: err}
+	}
+	stream := !r.opts.NoStream
+	resp, err := post(ctx, &r.client, r.opts.name(), "responses", params, stream)
+	if err != nil {
+		return nil, err
+	}
+	a := &responsesAssembler{ctx: ctx, provider: r.opts.name(), calls: make(map[int64]*callAcc)}
+	s := &eventStream{body: resp.Body}
+	if isJSON(resp) {
+		s.pull = func(emit func(llm.Event)) error { return a.readJSON(resp.Body, emit) }
+		return s, nil
+	}
+	dec := ssestream.NewDecoder(resp)
+	s.pull = func(emit func(llm.Event)) error { return a.readEvent(dec, emit) }
+	return s, nil
+}
+
+// responsesAssembler follows the Responses event stream (or reads a whole
+// response) and yields events.
+type responsesAssembler struct {
+	ctx      context.Context
+	provider string
+	text     textPath
+	model    string
+
+	calls   map[int64]*callAcc // by output_index
+	ncalls  int
+	items   map[int64]responses.ResponseOutputItemUnion // finished items by output_index
+	summary map[string]int64                            // reasoning item id -> last summary index seen
+}
+
+func (a *responsesAssembler) readEvent(dec ssestream.Decoder, emit func(llm.Event)) error {
+	if !dec.Next() {
+		if err := dec.Err(); err != nil {
+			return transportError(a.ctx, a.provider, err)
+		}
+		if err := a.ctx.Err(); err != nil {
+			return err
+		}
+		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "stream ended without response.completed"}
+	}
+	var ev responses.ResponseStreamEventUnion
+	if err := json.Unmarshal(dec.Event().Data, &ev); err != nil {
+		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed event", Err: err}
+	}
+	switch ev.Type {
+	case "response.created", "response.in_progress":
+		if ev.Response.Model != "" {
+			a.model = string(ev.Response.Model)
+		}
+	case "response.output_item.added":
+		if ev.Item.Type == "function_call" {
+			a.startCall(ev.OutputIndex, &ev.Item, emit)
+		}
+	case "response.output_text.delta", "response.refusal.delta":
+		a.text.write(ev.Delta, emit)
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		emit(llm.Event{Kind: llm.EventReasoning, Delta: ev.Delta})
+	case "response.reasoning_summary_part.added":
+		if ev.SummaryIndex > 0 {
+			// Summary parts are paragraphs; keep them apart on screen as in
+			// the part's text.
+			emit(llm.Event{Kind: llm.EventReasoning, Delta: "\n\n"})
+		}
+	case "response.function_call_arguments.delta":
+		if c := a.calls[ev.OutputIndex]; c != nil && ev.Delta != "" {
+			c.args = append(c.args, ev.Delta...)
+			emit(llm.Event{Kind: llm.EventCallDelta, Index: c.ordinal, Delta: ev.Delta})
+		}
+	case "response.output_item.done":
+		if a.items == nil {
+			a.items = make(map[int64]responses.ResponseOutputItemUnion)
+		}
+		a.items[ev.OutputIndex] = ev.Item
+		if ev.Item.Type == "function_call" {
+			c := a.calls[ev.OutputIndex]
+			if c == nil {
+				c = a.startCall(ev.OutputIndex, &ev.Item, emit)
+			}
+			c.args = []byte(ev.Item.Arguments.OfString)
+			if !c.done {
+				c.done = true
+				emit(llm.Event{Kind: llm.EventCallDone, Index: c.ordinal, Call: a.callOf(c, &ev.Item)})
+			}
+		}
+	case "response.completed", "response.incomplete":
+		resp := &ev.Response
+		if len(resp.Output) == 0 {
+			resp.Output = a.collected()
+		}
+		a.finishResponse(resp, emit)
+		return io.EOF
+	case "response.failed":
+		e := ev.Response.Error
+		return streamError(a.provider, errorBody{Message: e.Message, Type: e.Type, Code: quote(string(e.Code))})
+	case "error":
+		return streamError(a.provider, errorBody{Message: ev.Message, Code: quote(ev.Code)})
+	}
+	return nil
+}
+
+func quote(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func (a *responsesAssembler) startCall(index int64, item *responses.ResponseOutputItemUnion, emit func(llm.Event)) *callAcc {
+	c := &callAcc{ordinal: a.ncalls, id: item.CallID, name: item.Name}
+	if c.id == "" {
+		c.id = newCallID()
+	}
+	a.ncalls++
+	a.calls[index] = c
+	emit(llm.Event{Kind: llm.EventCallStart, Index: c.ordinal, Call: &llm.Call{ID: c.id, Name: c.name, ItemID: item.ID}})
+	return c
+}
+
+func (a *responsesAssembler) callOf(c *callAcc, item *responses.ResponseOutputItemUnion) *llm.Call {
+	return &llm.Call{ID: c.id, Name: c.name, Args: string(c.args), ItemID: item.ID}
+}
+
+// collected returns the finished items in output order, for a terminal event
+// that does not repeat them.
+func (a *responsesAssembler) collected() []responses.ResponseOutputItemUnion {
+	idx := make([]int64, 0, len(a.items))
+	for i := range a.items {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	out := make([]responses.ResponseOutputItemUnion, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, a.items[i])
+	}
+	return out
+}
+
+// readJSON turns a whole response body into the events a stream would have
+// produced.
+func (a *responsesAssembler) readJSON(body io.Reader, emit func(llm.Event)) error {
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return transportError(a.ctx, a.provider, err)
+	}
+	var resp responses.Response
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed body", Err: err}
+	}
+	if resp.Status == "failed" || resp.Error.Message != "" {
+		e := resp.Error
+		return streamError(a.provider, errorBody{Message: e.Message, Type: e.Type, Code: quote(string(e.Code))})
+	}
+	for i := range resp.Output {
+		item := &resp.Output[i]
+		switch item.Type {
+		case "reasoning":
+			if t := reasoningText(item); t != "" {
+				emit(llm.Event{Kind: llm.EventReasoning, Delta: t})
+			}
+		case "message":
+			a.text.write(messageText(item), emit)
+		case "function_call":
+			c := a.startCall(int64(i), item, emit)
+			c.args = []byte(item.Arguments.OfString)
+			if len(c.args) > 0 {
+				emit(llm.Event{Kind: llm.EventCallDelta, Index: c.ordinal, Delta: string(c.args)})
+			}
+			c.done = true
+			emit(llm.Event{Kind: llm.EventCallDone, Index: c.ordinal, Call: a.callOf(c, item)})
+		}
+	}
+	a.finishResponse(&resp, emit)
+	return io.EOF
+}
+
+// finishResponse yields the done event with the output items as parts, in
+// the provider's order.
+func (a *responsesAssembler) finishResponse(resp *responses.Response, emit func(llm.Event)) {
+	_, textCalls := a.text.finish(emit)
+	if resp.Model != "" {
+		a.model = string(resp.Model)
+	}
+	var parts []llm.Part
+	native := 0
+	for i := range resp.Output {
+		item := &resp.Output[i]
+		switch item.Type {
+		case "reasoning":
+			parts = append(parts, llm.Part{
+				Kind: llm.PartReasoning,
+				Text: reasoningText(item),
+				Opaque: &llm.Opaque{
+					Provider:  ProviderResponses,
+					ID:        item.ID,
+					Encrypted: item.EncryptedContent,
+					Raw:       json.RawMessage(item.RawJSON()),
+				},
+			})
+		case "message":
+			parts = append(parts, llm.Part{
+				Kind:   llm.PartText,
+				Text:   messageText(item),
+				Opaque: &llm.Opaque{Provider: ProviderResponses, ID: item.ID},
+			})
+		case "function_call":
+			native++
+			id := item.CallID
+			if c := a.calls[int64(i)]; c != nil {
+				id = c.id // the id already announced, fresh if the provider sent none
+			} else if id == "" {
+				id = newCallID()
+			}
+			parts = append(parts, llm.Part{Kind: llm.PartCall, Call: &llm.Call{
+				ID: id, Name: item.Name, Args: item.Arguments.OfString, ItemID: item.ID,
+			}})
+		}
+	}
+	if native == 0 {
+		for i := range textCalls {
+			call := textCalls[i]
+			emit(llm.Event{Kind: llm.EventCallStart, Index: i, Call: &llm.Call{ID: call.ID, Name: call.Name, Format: call.Format}})
+			emit(llm.Event{Kind: llm.EventCallDone, Index: i, Call: &call})
+			parts = append(parts, llm.Part{Kind: llm.PartCall, Call: &call})
+		}
+	}
+	u := resp.Usage
+	usage := llm.Usage{
+		InputTokens:       u.InputTokens,
+		OutputTokens:      u.OutputTokens,
+		CachedInputTokens: u.InputTokensDetails.CachedTokens,
+		ReasoningTokens:   u.OutputTokensDetails.ReasoningTokens,
+	}
+	if resp.JSON.Usage.Valid() {
+		uc := usage
+		emit(llm.Event{Kind: llm.EventUsage, Usage: &uc})
+	}
+	finish, raw := responsesFinish(resp, native+len(textCalls) > 0)
+	emit(llm.Event{Kind: llm.EventDone, Response: &llm.Response{
+		Parts: parts, Finish: finish, RawFinish: raw, Usage: usage, Model: a.model,
+	}})
+}
+
+func responsesFinish(resp *responses.Response, calls bool) (llm.FinishReason, string) {
+	if resp.Status == "incomplete" {
+		reason := resp.IncompleteDetails.Reason
+		switch reason {
+		case "max_output_tokens":
+			return llm.FinishLength, reason
+		case "content_filter":
+			return llm.FinishContentFilter, reason
+		}
+		return llm.FinishOther, reason
+	}
+	if calls {
+		return llm.FinishToolCalls, string(resp.Status)
+	}
+	return llm.FinishStop, string(resp.Status)
+}
+
+// reasoningText is the readable reasoning of an item: its summary
+// paragraphs, or the raw reasoning text some models return instead.
+func reasoningText(item *responses.ResponseOutputItemUnion) string {
+	var parts []string
+	for _, s := range item.Summary {
+		parts = append(parts, s.Text)
+	}
+	if len(parts) == 0 {
+		for _, c := range item.Content {
+			if c.Text != "" {
+				parts = append(parts, c.Text)
+			}
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func messageText(item *responses.ResponseOutputItemUnion) string {
+	var b strings.Builder
+	for _, c := range item.Content {
+		switch c.Type {
+		case "output_text":
+			b.WriteString(c.Text)
+		case "refusal":
+			b.WriteString(c.Refusal)
+		}
+	}
+	return b.String()
+}

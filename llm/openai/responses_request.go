@@ -1,0 +1,186 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// responsesParams maps a request to Responses API parameters.
+func (r *Responses) responsesParams(req *llm.Request) (responses.ResponseNewParams, error) {
+	model := req.Model
+	if model == "" {
+		model = r.opts.Model
+	}
+	p := responses.ResponseNewParams{Model: shared.ResponsesModel(model)}
+	if req.System != "" {
+		p.Instructions = openai.String(req.System)
+	}
+	input, err := responsesInput(req.Items, r.opts.Store)
+	if err != nil {
+		return p, err
+	}
+	p.Input.OfInputItemList = input
+	p.Store = openai.Bool(r.opts.Store)
+	// Without storage the reasoning must travel back encrypted. Models that
+	// do not reason refuse the include, so it is asked of reasoning models
+	// and whenever reasoning is configured.
+	if !r.opts.Store && (r.opts.ReasoningEffort != "" || r.opts.ReasoningSummary != "" || TokenParamFor(model) == MaxCompletionTokens) {
+		p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+	}
+	if r.opts.ReasoningEffort != "" || r.opts.ReasoningSummary != "" {
+		p.Reasoning = shared.ReasoningParam{
+			Effort:  shared.ReasoningEffort(r.opts.ReasoningEffort),
+			Summary: shared.ReasoningSummary(r.opts.ReasoningSummary),
+		}
+	}
+	if len(req.Tools) > 0 {
+		for _, s := range req.Tools {
+			schema, err := schemaMap(s.Schema)
+			if err != nil {
+				return p, fmt.Errorf("tool %q: %w", s.Name, err)
+			}
+			// Strict is sent as false: the Responses API defaults to strict
+			// schemas, which ordinary JSON Schemas fail.
+			fn := &responses.FunctionToolParam{Name: s.Name, Parameters: schema, Strict: openai.Bool(false)}
+			if s.Description != "" {
+				fn.Description = openai.String(s.Description)
+			}
+			p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: fn})
+		}
+		choice := req.ToolChoice
+		if choice == "" {
+			choice = llm.ToolChoiceAuto
+		}
+		p.ToolChoice.OfToolChoiceMode = openai.Opt(responses.ToolChoiceOptions(choice))
+		if req.ParallelCalls {
+			p.ParallelToolCalls = openai.Bool(true)
+		}
+	}
+	if n := int64(req.MaxOutputTokens); n > 0 {
+		p.MaxOutputTokens = openai.Int(n)
+	}
+	if req.Temperature != nil {
+		p.Temperature = openai.Float(*req.Temperature)
+	}
+	if len(r.opts.Extra) > 0 {
+		p.SetExtraFields(r.opts.Extra)
+	}
+	return p, nil
+}
+
+// responsesInput maps history to input items. Reasoning items go back in
+// place, before the calls they preceded, when the provider can use them:
+// with their encrypted content when nothing is stored, by id when it is.
+// Item ids are sent only with storage on: without it the API looks them up
+// and fails.
+func responsesInput(items []llm.Item, store bool) ([]responses.ResponseInputItemUnionParam, error) {
+	out := make([]responses.ResponseInputItemUnionParam, 0, len(items)+2)
+	var user []string
+	flushUser := func() {
+		if len(user) > 0 {
+			out = append(out, easyMessage(responses.EasyInputMessageRoleUser, strings.Join(user, "\n\n")))
+			user = user[:0]
+		}
+	}
+	for i := range items {
+		it := &items[i]
+		switch it.Role {
+		case llm.RoleUser:
+			user = append(user, it.Text())
+		case llm.RoleAssistant:
+			flushUser()
+			out = appendAssistant(out, it, store)
+		case llm.RoleTool:
+			flushUser()
+			r := it.Result()
+			if r == nil {
+				return nil, fmt.Errorf("item %d: tool item without a result", i)
+			}
+			o := &responses.ResponseInputItemFunctionCallOutputParam{CallID: openai.String(r.CallID)}
+			o.Output.OfString = openai.String(r.Content)
+			out = append(out, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: o})
+		default:
+			return nil, fmt.Errorf("item %d: unknown role %q", i, it.Role)
+		}
+	}
+	flushUser()
+	return out, nil
+}
+
+func easyMessage(role responses.EasyInputMessageRole, text string) responses.ResponseInputItemUnionParam {
+	m := &responses.EasyInputMessageParam{Role: role}
+	m.Content.OfString = openai.String(text)
+	return responses.ResponseInputItemUnionParam{OfMessage: m}
+}
+
+func appendAssistant(out []responses.ResponseInputItemUnionParam, it *llm.Item, store bool) []responses.ResponseInputItemUnionParam {
+	var text strings.Builder
+	flushText := func() {
+		if text.Len() > 0 {
+			out = append(out, easyMessage(responses.EasyInputMessageRoleAssistant, text.String()))
+			text.Reset()
+		}
+	}
+	for _, p := range it.Parts {
+		switch p.Kind {
+		case llm.PartText:
+			text.WriteString(p.Text)
+		case llm.PartReasoning:
+			if item, ok := reasoningInput(p, store); ok {
+				flushText()
+				out = append(out, item)
+			}
+		case llm.PartCall:
+			if p.Call == nil {
+				continue
+			}
+			flushText()
+			fc := &responses.ResponseFunctionToolCallParam{CallID: p.Call.ID, Name: p.Call.Name, Arguments: argsOrEmpty(p.Call.Args)}
+			if store && p.Call.ItemID != "" {
+				fc.ID = openai.String(p.Call.ItemID)
+			}
+			out = append(out, responses.ResponseInputItemUnionParam{OfFunctionCall: fc})
+		}
+	}
+	flushText()
+	return out
+}
+
+// reasoningInput rebuilds a reasoning item from the part that kept it. Only
+// this protocol's reasoning is replayed, and only in a form the API can use.
+func reasoningInput(p llm.Part, store bool) (responses.ResponseInputItemUnionParam, bool) {
+	o := p.Opaque
+	if o == nil || o.Provider != ProviderResponses {
+		return responses.ResponseInputItemUnionParam{}, false
+	}
+	if !store && o.Encrypted == "" || store && o.ID == "" {
+		return responses.ResponseInputItemUnionParam{}, false
+	}
+	item := map[string]any{"type": "reasoning", "summary": []any{}}
+	var kept struct {
+		Summary json.RawMessage `json:"summary"`
+	}
+	if json.Unmarshal(o.Raw, &kept) == nil && len(kept.Summary) > 0 && string(kept.Summary) != "null" {
+		item["summary"] = kept.Summary
+	} else if p.Text != "" {
+		item["summary"] = []any{map[string]any{"type": "summary_text", "text": p.Text}}
+	}
+	if o.Encrypted != "" {
+		item["encrypted_content"] = o.Encrypted
+	}
+	if store {
+		item["id"] = o.ID
+	}
+	// Override lets the item go without an id, which the SDK's type
+	// requires but a stateless request must not send.
+	r := param.Override[responses.ResponseReasoningItemParam](item)
+	return responses.ResponseInputItemUnionParam{OfReasoning: &r}, true
+}
