@@ -122,8 +122,11 @@ func (m *Model) fail(msg string) error {
 // the script round serving it.
 func where(n int, p *plan, rep int) string {
 	var details []string
-	if n != p.index+1 || p.line > 0 {
-		details = append(details, roundName(p.index, p.line))
+	if n != p.index+1 {
+		details = append(details, "script round "+strconv.Itoa(p.index+1))
+	}
+	if p.line > 0 {
+		details = append(details, "line "+strconv.Itoa(p.line))
 	}
 	if p.repeat > 1 {
 		details = append(details, fmt.Sprintf("repeat %d of %d", rep+1, p.repeat))
