@@ -61,7 +61,7 @@ func splits(s string) [][]string {
 	return append(out, bytes)
 }
 
-func c(s string) Segment { return Segment{Text: s} }
+func c(s string) Segment  { return Segment{Text: s} }
 func th(s string) Segment { return Segment{Thinking: true, Text: s} }
 
 func equal(a, b []Segment) bool {
