@@ -151,3 +151,11 @@ func lastUserText(items []llm.Item) string {
 	}
 	return s
 }
+
+// handlerFunc records into ev and calls f with each event type.
+func handlerFunc(f func(string), ev *events) event.Handler {
+	return event.HandlerFunc(func(e event.Event) {
+		ev.Handle(e)
+		f(string(e.Type))
+	})
+}
