@@ -3,8 +3,8 @@ package loop_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
