@@ -12,10 +12,10 @@ import (
 type state uint8
 
 const (
-	inText     state = iota // prose
-	inWrapper               // after a wrapper open tag, between invokes
-	inInvoke                // after an invoke open tag
-	inParam                 // inside a parameter value
+	inText    state = iota // prose
+	inWrapper              // after a wrapper open tag, between invokes
+	inInvoke               // after an invoke open tag
+	inParam                // inside a parameter value
 )
 
 // Filter removes DSML markup from a stream of visible text and reads the

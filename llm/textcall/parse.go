@@ -45,6 +45,10 @@ func NewID() string {
 // A think.Filter followed by a [Filter] fed the same text in any chunks
 // produces the same content and calls.
 func Parse(text string, o Options) (visible string, calls []llm.Call) {
+	if !o.Think.StartInside && strings.IndexByte(text, '<') < 0 {
+		// Neither reasoning nor markup: only the trimming applies.
+		return strings.TrimSpace(text), nil
+	}
 	f := NewFilter(o)
 	var b strings.Builder
 	for _, s := range think.Split(text, o.Think) {
