@@ -153,7 +153,7 @@ func FormatResults(results []llm.Result) string {
 		}
 		b.WriteString(">\n")
 		b.WriteString(r.Content)
-		if !strings.HasSuffix(r.Content, "\n") {
+		if r.Content != "" && !strings.HasSuffix(r.Content, "\n") {
 			b.WriteString("\n")
 		}
 		b.WriteString("</tool_result>")
