@@ -89,7 +89,8 @@ func newChatAssembler(ctx context.Context, provider string) *chatAssembler {
 }
 
 // readEvent reads one server-sent event. A stream that ends without [DONE]
-// was cut, whatever it said before.
+// was cut unless it already sent its finish reason: some servers (the
+// Hugging Face router among them) close the stream right after it.
 func (a *chatAssembler) readEvent(dec ssestream.Decoder, emit func(llm.Event)) error {
 	if !dec.Next() {
 		if err := dec.Err(); err != nil {
@@ -98,7 +99,11 @@ func (a *chatAssembler) readEvent(dec ssestream.Decoder, emit func(llm.Event)) e
 		if err := a.ctx.Err(); err != nil {
 			return err
 		}
-		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "stream ended without [DONE]"}
+		if a.finish != "" {
+			a.finishResponse(emit)
+			return io.EOF
+		}
+		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "stream ended without [DONE] or a finish reason"}
 	}
 	data := dec.Event().Data
 	if bytes.HasPrefix(data, []byte("[DONE]")) {

@@ -58,7 +58,6 @@ type responsesAssembler struct {
 	calls   map[int64]*callAcc // by output_index
 	ncalls  int
 	items   map[int64]responses.ResponseOutputItemUnion // finished items by output_index
-	summary map[string]int64                            // reasoning item id -> last summary index seen
 }
 
 func (a *responsesAssembler) readEvent(dec ssestream.Decoder, emit func(llm.Event)) error {
