@@ -1,0 +1,303 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// params builds the Messages request for req.
+func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.RequestOption, error) {
+	var p sdk.MessageNewParams
+	var opts []option.RequestOption
+	model := req.Model
+	if model == "" {
+		model = m.opts.Model
+	}
+	if model == "" {
+		return p, nil, errors.New("no model named in the request or the options")
+	}
+	p.Model = sdk.Model(model)
+
+	maxTokens := req.MaxOutputTokens
+	if maxTokens <= 0 {
+		maxTokens = m.opts.MaxTokens
+	}
+	if maxTokens <= 0 {
+		maxTokens = defaultMaxTokens(model)
+	}
+	if budget := m.opts.ThinkingBudget; budget > 0 {
+		// Thinking counts against max_tokens and the API wants the budget
+		// below it; the caller's cap is read as the room left for the
+		// visible answer.
+		if maxTokens <= budget {
+			maxTokens += budget
+		}
+		p.Thinking = sdk.ThinkingConfigParamUnion{OfEnabled: &sdk.ThinkingConfigEnabledParam{BudgetTokens: int64(budget)}}
+	} else if req.Temperature != nil {
+		// This SDK version has no temperature field; the API still takes
+		// one, except with thinking, where only the default is allowed.
+		opts = append(opts, option.WithJSONSet("temperature", *req.Temperature))
+	}
+	p.MaxTokens = int64(maxTokens)
+
+	if req.System != "" {
+		p.System = []sdk.TextBlockParam{{Text: req.System}}
+	}
+	p.Messages = messages(req.Items)
+	p.Tools, p.ToolChoice = tools(req)
+
+	if m.opts.PromptCache {
+		markCache(&p)
+	}
+	return p, opts, nil
+}
+
+// defaultMaxTokens returns max_tokens for a model when nobody chose one: the
+// output limit of the Claude 3 models, and for later models a cap that leaves
+// room for long tool arguments (a whole file) without reserving the model's
+// full output window, which would count against the rate limit.
+func defaultMaxTokens(model string) int {
+	switch {
+	case strings.HasPrefix(model, "claude-3-5-"):
+		return 8192
+	case strings.HasPrefix(model, "claude-3-") && !strings.HasPrefix(model, "claude-3-7-"):
+		return 4096
+	default:
+		return 16384
+	}
+}
+
+// messages converts history to Messages turns. Adjacent user-role and tool
+// items become one user message holding the tool_result blocks first, then
+// the text, as the API requires results to lead the message that answers a
+// tool_use.
+func messages(items []llm.Item) []sdk.MessageParam {
+	out := make([]sdk.MessageParam, 0, len(items))
+	var results, texts []sdk.ContentBlockParamUnion
+	flushUser := func() {
+		if len(results)+len(texts) == 0 {
+			return
+		}
+		blocks := make([]sdk.ContentBlockParamUnion, 0, len(results)+len(texts))
+		blocks = append(append(blocks, results...), texts...)
+		out = append(out, sdk.NewUserMessage(blocks...))
+		results, texts = nil, nil
+	}
+	for i := range items {
+		it := &items[i]
+		switch it.Role {
+		case llm.RoleUser:
+			for _, p := range it.Parts {
+				if p.Kind == llm.PartText && strings.TrimSpace(p.Text) != "" {
+					texts = append(texts, sdk.NewTextBlock(p.Text))
+				}
+			}
+		case llm.RoleTool:
+			if r := it.Result(); r != nil {
+				results = append(results, toolResult(r))
+			}
+		case llm.RoleAssistant:
+			flushUser()
+			if blocks := assistantBlocks(it); len(blocks) > 0 {
+				out = append(out, sdk.NewAssistantMessage(blocks...))
+			}
+		}
+	}
+	flushUser()
+	return out
+}
+
+func toolResult(r *llm.Result) sdk.ContentBlockParamUnion {
+	b := sdk.ToolResultBlockParam{ToolUseID: r.CallID}
+	if r.IsError() {
+		b.IsError = param.NewOpt(true)
+	}
+	if r.Content != "" {
+		b.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: r.Content}}}
+	}
+	return sdk.ContentBlockParamUnion{OfToolResult: &b}
+}
+
+// assistantBlocks returns the content blocks of an assistant item in order.
+// Reasoning travels only back to the provider that produced it, and text the
+// API would refuse (empty or blank blocks) is left out.
+func assistantBlocks(it *llm.Item) []sdk.ContentBlockParamUnion {
+	blocks := make([]sdk.ContentBlockParamUnion, 0, len(it.Parts))
+	for _, p := range it.Parts {
+		switch p.Kind {
+		case llm.PartText:
+			if strings.TrimSpace(p.Text) != "" {
+				blocks = append(blocks, sdk.NewTextBlock(p.Text))
+			}
+		case llm.PartReasoning:
+			if b, ok := reasoningBlock(&p); ok {
+				blocks = append(blocks, b)
+			}
+		case llm.PartCall:
+			if p.Call != nil {
+				blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
+					ID:    p.Call.ID,
+					Name:  p.Call.Name,
+					Input: inputObject(p.Call.Args),
+				}})
+			}
+		}
+	}
+	return blocks
+}
+
+// reasoningBlock rebuilds a thinking, redacted_thinking or other kept block
+// from its opaque payload. Thinking without a signature cannot be verified by
+// the API and is dropped.
+func reasoningBlock(p *llm.Part) (sdk.ContentBlockParamUnion, bool) {
+	o := p.Opaque
+	switch {
+	case o == nil || o.Provider != Provider:
+		return sdk.ContentBlockParamUnion{}, false
+	case len(o.Raw) > 0:
+		// A block rein has no part kind for (server_tool_use,
+		// web_search_tool_result, …) goes back exactly as received. The
+		// union only needs one non-nil member to marshal; which one does
+		// not matter once its content is overridden.
+		raw := param.Override[sdk.TextBlockParam](json.RawMessage(o.Raw))
+		return sdk.ContentBlockParamUnion{OfText: &raw}, true
+	case o.Encrypted != "":
+		return sdk.NewRedactedThinkingBlock(o.Encrypted), true
+	case o.Signature != "":
+		return sdk.ContentBlockParamUnion{OfThinking: &sdk.ThinkingBlockParam{Signature: o.Signature, Thinking: p.Text}}, true
+	}
+	return sdk.ContentBlockParamUnion{}, false
+}
+
+// inputObject returns a call's arguments as the JSON object tool_use needs.
+// Arguments that are not an object (a stream cut inside them, a model that
+// wrote invalid JSON) are sent as {}: the result that answered the call
+// already told the model what went wrong, and the API would refuse the whole
+// request otherwise.
+func inputObject(args string) json.RawMessage {
+	raw := json.RawMessage(args)
+	if !json.Valid(raw) || !isObject(raw) {
+		return json.RawMessage(`{}`)
+	}
+	return raw
+}
+
+func isObject(raw []byte) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// tools returns the tool definitions and tool_choice for req.
+//
+// The API refuses tool_use and tool_result blocks in a request that defines
+// no tools, so a request without tools whose history holds calls (a forced
+// final answer) declares the called names with an open schema and forbids
+// new calls.
+func tools(req *llm.Request) ([]sdk.ToolUnionParam, sdk.ToolChoiceUnionParam) {
+	specs := req.Tools
+	choice := req.ToolChoice
+	if len(specs) == 0 {
+		specs = calledTools(req.Items)
+		choice = llm.ToolChoiceNone
+	}
+	if len(specs) == 0 {
+		return nil, sdk.ToolChoiceUnionParam{}
+	}
+	out := make([]sdk.ToolUnionParam, len(specs))
+	for i, s := range specs {
+		t := sdk.ToolParam{Name: s.Name, InputSchema: inputSchema(s.Schema)}
+		if s.Description != "" {
+			t.Description = param.NewOpt(s.Description)
+		}
+		out[i] = sdk.ToolUnionParam{OfTool: &t}
+	}
+	disable := param.NewOpt(!req.ParallelCalls)
+	switch choice {
+	case llm.ToolChoiceNone:
+		return out, sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
+	case llm.ToolChoiceRequired:
+		return out, sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{DisableParallelToolUse: disable}}
+	default:
+		return out, sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: disable}}
+	}
+}
+
+func inputSchema(schema json.RawMessage) sdk.ToolInputSchemaParam {
+	if len(schema) == 0 || !isObject(schema) {
+		return sdk.ToolInputSchemaParam{Properties: map[string]any{}}
+	}
+	return param.Override[sdk.ToolInputSchemaParam](schema)
+}
+
+// calledTools lists, once each and in order, the tools called in items.
+func calledTools(items []llm.Item) []llm.ToolSpec {
+	var specs []llm.ToolSpec
+	seen := make(map[string]bool)
+	for i := range items {
+		if items[i].Role != llm.RoleAssistant {
+			continue
+		}
+		for _, c := range items[i].Calls() {
+			if !seen[c.Name] {
+				seen[c.Name] = true
+				specs = append(specs, llm.ToolSpec{Name: c.Name})
+			}
+		}
+	}
+	return specs
+}
+
+// markCache sets prompt-cache breakpoints: the system prompt (which covers
+// the tools before it) and the last cacheable block of each of the last two
+// messages. The second-to-last one is where the previous round wrote its
+// cache entry, so the new round reads it; the last one writes the next. The
+// API allows four breakpoints; this uses three.
+func markCache(p *sdk.MessageNewParams) {
+	if n := len(p.System); n > 0 {
+		p.System[n-1].CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+	marked := 0
+	for i := len(p.Messages) - 1; i >= 0 && marked < 2; i-- {
+		if markLastBlock(&p.Messages[i]) {
+			marked++
+		}
+	}
+}
+
+func markLastBlock(m *sdk.MessageParam) bool {
+	var blocks []sdk.ContentBlockParamUnion
+	switch {
+	case m.OfUser != nil:
+		blocks = m.OfUser.Content
+	case m.OfAssistant != nil:
+		blocks = m.OfAssistant.Content
+	}
+	for j := len(blocks) - 1; j >= 0; j-- {
+		b := &blocks[j]
+		// Thinking blocks cannot carry cache_control, and a kept raw block
+		// must go back unchanged.
+		if b.OfThinking != nil || b.OfRedactedThinking != nil || (b.OfText != nil && b.OfText.Text == "") {
+			continue
+		}
+		if cc := b.GetCacheControl(); cc != nil {
+			*cc = sdk.NewCacheControlEphemeralParam()
+			return true
+		}
+	}
+	return false
+}
