@@ -9,6 +9,7 @@ import (
 	iofs "io/fs"
 	"os/exec"
 	"sync"
+	"syscall"
 
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/tool"
@@ -83,6 +84,8 @@ func explain(rel string, err error) error {
 		return err
 	case errors.Is(err, iofs.ErrNotExist):
 		return &usageError{"no file or directory " + quote(rel) + " in the workspace; list_dir or glob shows what exists", err}
+	case errors.Is(err, syscall.ENOTDIR):
+		return &usageError{"a parent of " + quote(rel) + " is a file, not a directory", err}
 	case errors.Is(err, iofs.ErrPermission):
 		return &usageError{quote(rel) + " cannot be accessed: permission denied", err}
 	}

@@ -85,7 +85,7 @@ func TestWriteFile(t *testing.T) {
 		{name: "absolute path inside", args: args{"path": "{dir}/abs.txt", "content": "x"}, want: "created abs.txt (1 lines, 1 bytes)", file: "abs.txt", content: "x"},
 		{name: "directory refused", args: args{"path": "sub", "content": "x"}, wantErr: `"sub" is a directory`},
 		{name: "root refused", args: args{"path": ".", "content": "x"}, wantErr: "path is empty or the workspace root"},
-		{name: "parent is a file", args: args{"path": "old.txt/x", "content": "x"}, wantErr: "not a directory"},
+		{name: "parent is a file", args: args{"path": "old.txt/x", "content": "x"}, wantErr: `a parent of "old.txt/x" is a file, not a directory`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
