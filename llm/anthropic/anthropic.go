@@ -107,7 +107,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error
 	}
 	if !m.opts.DisableStreaming {
 		s := m.client.Messages.NewStreaming(ctx, params, reqOpts...)
-		return newSSEStream(ctx, s), nil
+		return newSSEStream(ctx, s, req.Tools), nil
 	}
 	// The SDK refuses non-streaming calls whose max_tokens suggests more
 	// than ten minutes of generation unless a timeout is given; the
@@ -118,7 +118,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error
 		return nil, mapError(ctx, err, false)
 	}
 	s := &jsonStream{}
-	s.asm.init()
+	s.asm.init(req.Tools)
 	if err := s.asm.message(msg); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/textcall"
 )
 
 // assembler turns Messages events — streamed, or replayed from a complete
@@ -28,6 +29,12 @@ type assembler struct {
 	// reasoning, call) was produced, so a later error is not retried
 	// silently.
 	shown bool
+
+	// tools are the request's tools, which type the arguments of calls
+	// written as text; catalog is built from them when first needed.
+	tools   []llm.ToolSpec
+	catalog *textcall.Catalog
+	emitFn  func(llm.Event)
 }
 
 // block is one content block being assembled.
@@ -43,6 +50,7 @@ type block struct {
 	startInput json.RawMessage
 	raw        string // the block as received, for kinds rein keeps opaque
 	call       int    // call index of a tool_use
+	path       *textPath
 	stopped    bool
 }
 
@@ -64,8 +72,10 @@ func (u usage) llm() llm.Usage {
 	}
 }
 
-func (a *assembler) init() {
+func (a *assembler) init(tools []llm.ToolSpec) {
 	a.queue = make([]llm.Event, 0, 8)
+	a.tools = tools
+	a.emitFn = a.emit
 }
 
 // next pops the next pending event.
@@ -194,6 +204,10 @@ func (a *assembler) blockStart(index int, bs blockStart) error {
 	a.blocks = append(a.blocks, b)
 	switch bs.typ {
 	case "text":
+		if a.catalog == nil {
+			a.catalog = textcall.NewCatalog(a.tools)
+		}
+		b.path = newTextPath(a.catalog)
 		a.text(b, bs.text)
 	case "thinking":
 		a.thinking(b, bs.thinking)
@@ -216,10 +230,7 @@ func (a *assembler) text(b *block, s string) {
 		return
 	}
 	b.text.WriteString(s)
-	// TODO(think, textcall): run the inline think filter and the DSML
-	// stream filter here once llm/think and llm/textcall exist; the part
-	// keeps the raw text either way.
-	a.emit(llm.Event{Kind: llm.EventText, Delta: s})
+	b.path.write(s, a.emitFn)
 }
 
 func (a *assembler) thinking(b *block, s string) {
@@ -278,8 +289,11 @@ func (a *assembler) blockStop(index int) error {
 		return err
 	}
 	b.stopped = true
-	if b.typ == "tool_use" {
+	switch b.typ {
+	case "tool_use":
 		a.emit(llm.Event{Kind: llm.EventCallDone, Index: b.call, Call: b.toCall()})
+	case "text":
+		b.path.flush(a.emitFn)
 	}
 	return nil
 }
@@ -306,6 +320,14 @@ func (b *block) part() (llm.Part, bool) {
 	case "text":
 		if b.text.Len() == 0 {
 			return llm.Part{}, false
+		}
+		if len(b.path.calls) > 0 {
+			// History keeps the text without the markup that made
+			// calls (DESIGN §5.2), whether or not the calls are used.
+			if b.path.visible.Len() == 0 {
+				return llm.Part{}, false
+			}
+			return llm.Part{Kind: llm.PartText, Text: b.path.visible.String()}, true
 		}
 		return llm.Part{Kind: llm.PartText, Text: b.text.String()}, true
 	case "thinking":
@@ -358,10 +380,29 @@ func (a *assembler) finish() error {
 		Usage:     a.usage.llm(),
 		Model:     a.model,
 	}
+	// Calls written as text count only when the model made no native
+	// call: native calls win (DESIGN §5.2). They are announced only now,
+	// since a native call may follow the text that held them.
+	textCalls := a.calls == 0
 	for _, b := range a.blocks {
 		if p, ok := b.part(); ok {
 			resp.Parts = append(resp.Parts, p)
 		}
+		if b.path == nil || !textCalls {
+			continue
+		}
+		for i := range b.path.calls {
+			c := b.path.calls[i]
+			c.Format = llm.CallText
+			idx := a.calls
+			a.calls++
+			a.emit(llm.Event{Kind: llm.EventCallStart, Index: idx, Call: &llm.Call{ID: c.ID, Name: c.Name, Format: c.Format}})
+			a.emit(llm.Event{Kind: llm.EventCallDone, Index: idx, Call: &c})
+			resp.Parts = append(resp.Parts, llm.Part{Kind: llm.PartCall, Call: &c})
+		}
+	}
+	if a.calls > 0 && resp.Finish == llm.FinishStop {
+		resp.Finish = llm.FinishToolCalls
 	}
 	a.stopped = true
 	u := resp.Usage

@@ -20,9 +20,9 @@ type sseStream struct {
 	closed bool
 }
 
-func newSSEStream(ctx context.Context, s *ssestream.Stream[sdk.MessageStreamEventUnion]) *sseStream {
+func newSSEStream(ctx context.Context, s *ssestream.Stream[sdk.MessageStreamEventUnion], tools []llm.ToolSpec) *sseStream {
 	st := &sseStream{ctx: ctx, sse: s}
-	st.asm.init()
+	st.asm.init(tools)
 	return st
 }
 
