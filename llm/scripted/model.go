@@ -137,17 +137,65 @@ func where(n int, p *plan, rep int) string {
 	return "round " + strconv.Itoa(n) + " (" + strings.Join(details, ", ") + ")"
 }
 
-// callID returns the id of call j in the rep-th use of a round serving
-// request n.
-func callID(c *callPlan, n, j, rep int) string {
+// setCallIDs sets the ids of the calls of the rep-th use of a round serving
+// request n: the script's id, with "_<rep+1>" on repeats, or call_<n>_<i>.
+// The ids made here share one allocation, as a round should cost the engine
+// next to nothing.
+func setCallIDs(dst []llm.Call, calls []callPlan, n, rep int) {
+	total := 0
+	for j := range calls {
+		total += madeIDLen(&calls[j], n, j, rep)
+	}
+	var made string
+	if total > 0 {
+		var sb strings.Builder
+		sb.Grow(total)
+		var num [20]byte
+		for j := range calls {
+			switch c := &calls[j]; {
+			case c.id == "":
+				sb.WriteString("call_")
+				sb.Write(strconv.AppendInt(num[:0], int64(n), 10))
+				sb.WriteByte('_')
+				sb.Write(strconv.AppendInt(num[:0], int64(j+1), 10))
+			case rep > 0:
+				sb.WriteString(c.id)
+				sb.WriteByte('_')
+				sb.Write(strconv.AppendInt(num[:0], int64(rep+1), 10))
+			}
+		}
+		made = sb.String()
+	}
+	off := 0
+	for j := range calls {
+		c := &calls[j]
+		if l := madeIDLen(c, n, j, rep); l > 0 {
+			dst[j].ID, off = made[off:off+l], off+l
+		} else {
+			dst[j].ID = c.id
+		}
+	}
+}
+
+// madeIDLen returns the length of the id setCallIDs makes for call j, or 0
+// when the script's id is used as is.
+func madeIDLen(c *callPlan, n, j, rep int) int {
 	switch {
 	case c.id == "":
-		return "call_" + strconv.Itoa(n) + "_" + strconv.Itoa(j+1)
-	case rep == 0:
-		return c.id
-	default:
-		return c.id + "_" + strconv.Itoa(rep+1)
+		return len("call_") + decimalLen(n) + 1 + decimalLen(j+1)
+	case rep > 0:
+		return len(c.id) + 1 + decimalLen(rep+1)
 	}
+	return 0
+}
+
+func decimalLen(x int) int {
+	n := 1
+	for x >= 10 {
+		x /= 10
+		n++
+	}
+	return n
 }
 
 func copyRequest(req *llm.Request) llm.Request {

@@ -641,3 +641,28 @@ func TestCloseEndsTheStream(t *testing.T) {
 		t.Errorf("Recv after Close = %v, want io.EOF", err)
 	}
 }
+
+func TestSetCallIDs(t *testing.T) {
+	calls := make([]callPlan, 12)
+	calls[3].id = "mine"
+	calls[11].id = "last"
+	tests := []struct {
+		name   string
+		n, rep int
+		want   map[int]string
+	}{
+		{"first use", 7, 0, map[int]string{0: "call_7_1", 3: "mine", 9: "call_7_10", 10: "call_7_11", 11: "last"}},
+		{"repeat suffixes given ids", 123, 9, map[int]string{0: "call_123_1", 3: "mine_10", 10: "call_123_11", 11: "last_10"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dst := make([]llm.Call, len(calls))
+			setCallIDs(dst, calls, tt.n, tt.rep)
+			for j, want := range tt.want {
+				if dst[j].ID != want {
+					t.Errorf("call %d: id %q, want %q", j, dst[j].ID, want)
+				}
+			}
+		})
+	}
+}

@@ -372,7 +372,7 @@ func (d *decoder) json(b *bytes.Buffer, n *yaml.Node, where string, depth int) e
 			if err != nil {
 				return err
 			}
-			if err := d.json(b, v, where+"."+k.Value, depth+1); err != nil {
+			if err := d.json(b, v, where, depth+1); err != nil {
 				return err
 			}
 		}
@@ -387,7 +387,7 @@ func (d *decoder) json(b *bytes.Buffer, n *yaml.Node, where string, depth int) e
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if err := d.json(b, v, fmt.Sprintf("%s[%d]", where, i), depth+1); err != nil {
+			if err := d.json(b, v, where, depth+1); err != nil {
 				return err
 			}
 		}

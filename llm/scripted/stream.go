@@ -20,6 +20,9 @@ type stream struct {
 	err   error      // returned again by every Recv after a failure
 	timer *time.Timer
 	resp  llm.Response
+	// small holds the parts of most rounds (reasoning, text, two calls), saving
+	// an allocation per round.
+	small [4]llm.Part
 }
 
 func newStream(ctx context.Context, p *plan, n, rep int) *stream {
@@ -35,7 +38,10 @@ func newStream(ctx context.Context, p *plan, n, rep int) *stream {
 	if nparts == 0 {
 		return s
 	}
-	parts := make([]llm.Part, 0, nparts)
+	parts := s.small[:0]
+	if nparts > len(s.small) {
+		parts = make([]llm.Part, 0, nparts)
+	}
 	if p.thinking != "" {
 		parts = append(parts, llm.Part{Kind: llm.PartReasoning, Text: p.thinking})
 	}
@@ -44,9 +50,10 @@ func newStream(ctx context.Context, p *plan, n, rep int) *stream {
 	}
 	if k := len(p.calls); k > 0 {
 		s.calls = make([]llm.Call, 2*k)
+		setCallIDs(s.calls, p.calls, n, rep)
 		for j := range p.calls {
 			c := &p.calls[j]
-			id := callID(c, n, j, rep)
+			id := s.calls[j].ID
 			s.calls[j] = llm.Call{ID: id, Name: c.name, Args: c.args}
 			s.calls[k+j] = llm.Call{ID: id, Name: c.name}
 			parts = append(parts, llm.Part{Kind: llm.PartCall, Call: &s.calls[j]})
