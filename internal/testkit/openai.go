@@ -42,6 +42,8 @@ const (
 // test can send invalid JSON.
 type MockCall struct {
 	ID, Name, Args string
+	// NoID sends the call without an id, as some compatible servers do.
+	NoID bool
 }
 
 // Round is one scripted model answer. A round with only Reasoning is a
@@ -298,6 +300,9 @@ func pieces(s string, n int) []string {
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 func callID(c MockCall, round, i int) string {
+	if c.NoID {
+		return ""
+	}
 	if c.ID != "" {
 		return c.ID
 	}

@@ -201,7 +201,6 @@ func chatAssistant(it *llm.Item, currentTurn bool) openai.ChatCompletionMessageP
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
 }
 
-
 // argsOrEmpty sends "{}" for a call without arguments: servers reject an
 // empty arguments string on replay.
 func argsOrEmpty(s string) string {

@@ -55,9 +55,9 @@ type responsesAssembler struct {
 	text     textPath
 	model    string
 
-	calls   map[int64]*callAcc // by output_index
-	ncalls  int
-	items   map[int64]responses.ResponseOutputItemUnion // finished items by output_index
+	calls  map[int64]*callAcc // by output_index
+	ncalls int
+	items  map[int64]responses.ResponseOutputItemUnion // finished items by output_index
 }
 
 func (a *responsesAssembler) readEvent(dec ssestream.Decoder, emit func(llm.Event)) error {
