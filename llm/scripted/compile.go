@@ -176,11 +176,15 @@ func compileCall(c Call) (callPlan, error) {
 	case c.Args == nil:
 		cp.args = "{}"
 	default:
-		b, err := json.Marshal(c.Args)
-		if err != nil {
+		// Not json.Marshal: it would escape <, > and & in a shell command.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(c.Args); err != nil {
 			return callPlan{}, fmt.Errorf("args: %w", err)
 		}
-		if b = bytes.TrimSpace(b); len(b) == 0 || b[0] != '{' {
+		b := bytes.TrimSpace(buf.Bytes())
+		if len(b) == 0 || b[0] != '{' {
 			return callPlan{}, fmt.Errorf("args is %s, want a JSON object (use raw_args for anything else)", b)
 		}
 		cp.args = string(b)

@@ -118,6 +118,11 @@ func TestStreamEvents(t *testing.T) {
 			want:  []string{`call_start 0 r f args=""`, `call_delta 0 "{\"path\": "`, `call_done 0 r f {"path": `, "usage 0/0", "done tool_calls 1 parts"},
 		},
 		{
+			name:  "args are not HTML-escaped",
+			round: Round{Calls: []Call{{ID: "e", Name: "exec", Args: map[string]string{"cmd": "a && b > c"}}}},
+			want:  []string{`call_start 0 e exec args=""`, `call_delta 0 "{\"cmd\":\"a && b > c\"}"`, `call_done 0 e exec {"cmd":"a && b > c"}`, "usage 0/0", "done tool_calls 1 parts"},
+		},
+		{
 			name:  "an explicit finish wins",
 			round: Round{Text: "cut off", Finish: llm.FinishLength},
 			want:  []string{`text "cut off"`, "usage 0/0", "done length 1 parts"},

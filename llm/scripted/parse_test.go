@@ -256,3 +256,31 @@ func runTurn(m llm.Model, input string, run func(*llm.Call) string) (string, err
 		}
 	}
 }
+
+// TestDocExample runs the example of docs/scripted.md and checks the error
+// it shows, so the documentation cannot drift from the code.
+func TestDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/scripted.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "```yaml\n")
+	script, rest, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("no yaml block in docs/scripted.md")
+	}
+	_, rest, _ = strings.Cut(rest, "repeats:\n\n```\n")
+	shown, _, _ := strings.Cut(rest, "\n```")
+	s, err := Parse([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sunny := func(*llm.Call) string { return "sunny, 24 C" }
+	if _, err := runTurn(New(s), "What's the weather?", sunny); err != nil {
+		t.Errorf("with a sunny tool: %v", err)
+	}
+	rain := func(*llm.Call) string { return "rain" }
+	if _, err := runTurn(New(s), "What's the weather?", rain); err == nil || err.Error() != shown {
+		t.Errorf("error = %v\ndocs show %s", err, shown)
+	}
+}
