@@ -45,6 +45,9 @@ type Filter struct {
 	// held is the tail of the input that is not decided yet: a prefix of a
 	// possible tag or the first bytes of a UTF-8 sequence.
 	held string
+	// segs is reused by every Write: a stream is written in many small
+	// chunks, and a slice per chunk was most of the filter's garbage.
+	segs []Segment
 }
 
 // NewFilter returns a filter configured by o.
@@ -54,14 +57,18 @@ func NewFilter(o Options) *Filter {
 
 // Write feeds the next chunk of the stream and returns the segments that are
 // decided. Adjacent segments of one kind are merged and no segment is empty.
+// The returned slice is overwritten by the next Write or Flush; copy the
+// segments to keep them.
 func (f *Filter) Write(chunk string) []Segment {
-	return f.run(chunk, false)
+	f.segs = f.run(f.segs[:0], chunk, false)
+	return f.segs
 }
 
-// Flush ends the stream and returns what was held back. Text after an
-// unclosed open tag stays thinking.
+// Flush ends the stream and returns what was held back, in a slice that the
+// next call overwrites. Text after an unclosed open tag stays thinking.
 func (f *Filter) Flush() []Segment {
-	return f.run("", true)
+	f.segs = f.run(f.segs[:0], "", true)
+	return f.segs
 }
 
 // Thinking reports whether the stream is inside a think block: where the next
@@ -72,7 +79,7 @@ func (f *Filter) Thinking() bool { return f.inside }
 // and flushed would.
 func Split(s string, o Options) []Segment {
 	f := Filter{inside: o.StartInside}
-	return f.run(s, true)
+	return f.run(nil, s, true)
 }
 
 // Strip returns the content of s: s without its thinking and without tags.
@@ -97,13 +104,13 @@ func Strip(s string, o Options) string {
 	return b.String()
 }
 
-func (f *Filter) run(chunk string, final bool) []Segment {
+// run appends the segments decided by chunk to out.
+func (f *Filter) run(out []Segment, chunk string, final bool) []Segment {
 	s := chunk
 	if f.held != "" {
 		s = f.held + chunk
 		f.held = ""
 	}
-	var out []Segment
 	start := 0 // first byte not yet emitted
 	for i := 0; i < len(s); {
 		j := strings.IndexByte(s[i:], '<')
