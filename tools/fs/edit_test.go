@@ -24,7 +24,7 @@ func TestEditFile(t *testing.T) {
 		{
 			name: "unique replacement with its diff",
 			file: letters, args: args{"old_string": "c\n", "new_string": "C\nC2\n"},
-			want: "edited f.txt: replaced 1 occurrence at line 3\n--- a/f.txt\n+++ b/f.txt\n@@ -1,6 +1,7 @@\n a\n b\n-c\n+C\n+C2\n d\n e\n f\n",
+			want:  "edited f.txt: replaced 1 occurrence at line 3\n--- a/f.txt\n+++ b/f.txt\n@@ -1,6 +1,7 @@\n a\n b\n-c\n+C\n+C2\n d\n e\n f\n",
 			after: "a\nb\nC\nC2\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\n",
 		},
 		{
