@@ -18,18 +18,24 @@
 // A string="true" value is raw text taken verbatim; any other value is read
 // as JSON when it parses. The tool's schema, given by a [Catalog], wins over
 // the marking: a value for an array or object parameter is decoded as JSON
-// even when marked string="true", a value for a number, integer or boolean
-// parameter likewise, and a value for a parameter declared only as a string is
-// kept verbatim. Calls get fresh ids and their arguments as a JSON object.
+// even when marked string="true", so is a value for a number, integer or
+// boolean parameter that may not be a string, and a value for a parameter
+// declared only as a string is kept verbatim. Calls get fresh ids and their
+// arguments as a JSON object, members in the order written; a repeated
+// parameter keeps its last value.
 //
 // Markup is removed from the visible text, and so are DSML tags that belong
-// to nothing (orphans). Markup that is not complete when the text ends is left
-// in the text verbatim and makes no call: the user sees what the model wrote.
-// The visible text is trimmed of leading and trailing white space.
+// to nothing (orphans). A wrapper the model left open ends at its last tag
+// when prose or the end of the text follows. Markup that is not complete when
+// the text ends (an invoke or parameter not closed, a wrapper with no invoke)
+// is left in the text verbatim and makes no call: the user sees what the model
+// wrote. The visible text is trimmed of leading and trailing white space.
 //
 // Calls are never read from reasoning. [Parse] splits inline <think> blocks
 // off first with package think; a [Filter] is fed only the content segments
-// of a think.Filter.
+// of a think.Filter. The price: a think tag written inside a parameter value
+// is taken as reasoning too. A parameter value ends at the first close tag of
+// its parameter, invoke or wrapper, so a value cannot contain one.
 //
 // [Format], [Instructions] and [FormatResults] write the other direction, for
 // providers driven in text tool mode: calls replayed in the format the model

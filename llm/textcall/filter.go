@@ -25,8 +25,9 @@ const (
 // complete, then dropped and its calls returned.
 //
 // Feed it visible text only: the content segments of a think.Filter, never
-// reasoning. Fed the same text in any chunks, it returns the same text and
-// calls as [Parse]. A Filter is not safe for concurrent use.
+// reasoning. A think.Filter followed by a Filter, fed a response in any
+// chunks, returns the same text and calls (ids aside) as [Parse] of the whole
+// response. A Filter is not safe for concurrent use.
 type Filter struct {
 	catalog *Catalog
 	newID   func() string
