@@ -79,7 +79,7 @@ func BenchmarkParse(b *testing.B) {
 `)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Parse(data); err != nil {
+		if _, err := ParseScript(data); err != nil {
 			b.Fatal(err)
 		}
 	}

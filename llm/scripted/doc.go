@@ -6,8 +6,10 @@
 // tools), so a test fails with a message that names the round when the
 // program under test sends something else.
 //
-// A script is built in Go ([Script], [Round], [Call]) or read from a YAML or
-// JSON file ([Load], [Parse]); docs/scripted.md describes the file format.
+// A script is built in Go ([Script], [Round], [Call]) and played by [New],
+// or read from a YAML or JSON file by [Load] and [Parse] (which return the
+// model) or [LoadScript] and [ParseScript] (which return the script);
+// docs/scripted.md describes the file format.
 //
 // Each [Model.Stream] call consumes the next round. A [Model] serves one
 // conversation at a time: rounds are handed out in order, so two turns

@@ -9,7 +9,7 @@ import (
 )
 
 func Example() {
-	s, err := scripted.Parse([]byte(`
+	m, err := scripted.Parse([]byte(`
 rounds:
   - text: Let me look.
     calls:
@@ -22,7 +22,6 @@ rounds:
 		fmt.Println(err)
 		return
 	}
-	m := scripted.New(s)
 	ctx := context.Background()
 
 	history := []llm.Item{llm.UserText("What is here?")}

@@ -14,7 +14,7 @@ import (
 	"github.com/reinhq/rein/llm"
 )
 
-// FuzzParse checks that Parse never panics, that whatever it accepts makes
+// FuzzParse checks that ParseScript never panics, that whatever it accepts makes
 // a valid model, and that streaming a parsed round delivers exactly the
 // round's text, reasoning and arguments, with no delta splitting a rune.
 func FuzzParse(f *testing.F) {
@@ -27,7 +27,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Parse(data)
+		s, err := ParseScript(data)
 		if err != nil {
 			return
 		}
@@ -41,7 +41,7 @@ func FuzzParse(f *testing.F) {
 			st, err := m.Stream(context.Background(), &llm.Request{})
 			if err != nil {
 				if strings.Contains(err.Error(), "invalid script") {
-					t.Fatalf("Parse accepted a script New rejects: %v", err)
+					t.Fatalf("ParseScript accepted a script New rejects: %v", err)
 				}
 				var e *llm.Error
 				if !errors.As(err, &e) {

@@ -16,23 +16,42 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Load reads a script file, YAML or JSON, and checks it as [Parse] does.
-func Load(path string) (Script, error) {
+// Load reads a script file, YAML or JSON, and returns a model replaying it.
+func Load(path string, opts ...Option) (*Model, error) {
+	s, err := LoadScript(path)
+	if err != nil {
+		return nil, err
+	}
+	return New(s, opts...), nil
+}
+
+// Parse reads a script, YAML or JSON, and returns a model replaying it.
+func Parse(data []byte, opts ...Option) (*Model, error) {
+	s, err := ParseScript(data)
+	if err != nil {
+		return nil, err
+	}
+	return New(s, opts...), nil
+}
+
+// LoadScript reads a script file, YAML or JSON, and checks it as
+// [ParseScript] does.
+func LoadScript(path string) (Script, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Script{}, fmt.Errorf("scripted: %w", err)
 	}
-	s, err := Parse(data)
+	s, err := ParseScript(data)
 	if err != nil {
 		return Script{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
 }
 
-// Parse reads a script in YAML or JSON (a JSON file is read as the YAML it
-// also is) and checks it: unknown fields, wrong types and invalid values are
-// errors naming the line and the field.
-func Parse(data []byte) (Script, error) {
+// ParseScript reads a script in YAML or JSON (a JSON file is read as the
+// YAML it also is) and checks it: unknown fields, wrong types and invalid
+// values are errors naming the line and the field.
+func ParseScript(data []byte) (Script, error) {
 	data, err := jsonAsYAML(data)
 	if err != nil {
 		return Script{}, err
@@ -56,7 +75,7 @@ func Parse(data []byte) (Script, error) {
 }
 
 // maxNodes bounds the nodes a script may expand to through YAML aliases, so
-// a few lines of anchors cannot make Parse run for ever.
+// a few lines of anchors cannot make parsing run for ever.
 const maxNodes = 1 << 17
 
 // decoder turns a YAML node tree into a Script. It is written out by hand,

@@ -16,7 +16,7 @@ import (
 )
 
 func TestParseEveryField(t *testing.T) {
-	s, err := Load("testdata/features.yaml")
+	s, err := LoadScript("testdata/features.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,11 +63,11 @@ func TestParseEveryField(t *testing.T) {
 }
 
 func TestParseJSONMatchesYAML(t *testing.T) {
-	y, err := Load("testdata/weather.yaml")
+	y, err := LoadScript("testdata/weather.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := Load("testdata/weather.json")
+	j, err := LoadScript("testdata/weather.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestParseArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Parse([]byte("rounds:\n  - calls:\n      - name: f\n        args: " + tt.args + "\n"))
+			s, err := ParseScript([]byte("rounds:\n  - calls:\n      - name: f\n        args: " + tt.args + "\n"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +110,7 @@ func TestParseArgs(t *testing.T) {
 
 func TestParseJSONEscapes(t *testing.T) {
 	src := "{\n\t\"rounds\": [{\"text\": \"a\\/b \\u00e9 \\ud83d\\ude00 \\\"q\\\"\\n\", \"calls\": [{\"name\": \"f\", \"raw_args\": \"{\\\"p\\\": \\\"<x>\\\"}\"}]}]\n}"
-	s, err := Parse([]byte(src))
+	s, err := ParseScript([]byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse([]byte(tt.src))
+			_, err := ParseScript([]byte(tt.src))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Parse error = %v, want it to contain %q", err, tt.want)
 			}
@@ -172,17 +172,17 @@ func indent(s, pre string) string {
 	return pre + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n"+pre) + "\n"
 }
 
-func TestLoadNamesTheFile(t *testing.T) {
+func TestLoadScriptNamesTheFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(path, []byte("rounds:\n  - txt: a\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(path)
+	_, err := LoadScript(path)
 	if err == nil || !strings.HasPrefix(err.Error(), path+": line 2: round 1:") {
 		t.Errorf("err = %v", err)
 	}
-	if _, err := Load(filepath.Join(dir, "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := LoadScript(filepath.Join(dir, "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want os.ErrNotExist", err)
 	}
 }
@@ -192,7 +192,7 @@ func TestLoadNamesTheFile(t *testing.T) {
 func TestWeatherExample(t *testing.T) {
 	for _, file := range []string{"testdata/weather.yaml", "testdata/weather.json"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			s, err := Load(file)
+			s, err := LoadScript(file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +217,7 @@ func TestWeatherExample(t *testing.T) {
 }
 
 func TestWeatherExampleCatchesAWrongResult(t *testing.T) {
-	s, err := Load("testdata/weather.yaml")
+	s, err := LoadScript("testdata/weather.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestDocExample(t *testing.T) {
 	}
 	_, rest, _ = strings.Cut(rest, "repeats:\n\n```\n")
 	shown, _, _ := strings.Cut(rest, "\n```")
-	s, err := Parse([]byte(script))
+	s, err := ParseScript([]byte(script))
 	if err != nil {
 		t.Fatal(err)
 	}
