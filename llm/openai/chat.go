@@ -38,7 +38,7 @@ func (c *Chat) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error)
 	if err != nil {
 		return nil, err
 	}
-	a := newChatAssembler(ctx, c.opts.name())
+	a := newChatAssembler(ctx, c.opts.name(), req.Tools)
 	s := &eventStream{body: resp.Body}
 	if isJSON(resp) {
 		s.pull = func(emit func(llm.Event)) error { return a.readJSON(resp.Body, emit) }
@@ -84,8 +84,8 @@ type callAcc struct {
 	done    bool
 }
 
-func newChatAssembler(ctx context.Context, provider string) *chatAssembler {
-	return &chatAssembler{ctx: ctx, provider: provider, byIndex: make(map[int64]*callAcc)}
+func newChatAssembler(ctx context.Context, provider string, tools []llm.ToolSpec) *chatAssembler {
+	return &chatAssembler{ctx: ctx, provider: provider, text: newTextPath(tools), byIndex: make(map[int64]*callAcc)}
 }
 
 // readEvent reads one server-sent event. A stream that ends without [DONE]

@@ -18,6 +18,7 @@ import (
 	"github.com/reinhq/rein/internal/testkit"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/openai"
+	"github.com/reinhq/rein/llm/think"
 )
 
 // The recorded suites by wire protocol (see the README of the recorded
@@ -244,8 +245,10 @@ func checkEvents(t *testing.T, resp *llm.Response, evs []llm.Event) {
 			done[ev.Call.ID] = ev.Call.Args
 		}
 	}
-	if got, want := text.String(), textOf(resp); got != want {
-		t.Errorf("text events %q, response text %q", got, want)
+	// The events carry the visible text: the raw text without inline
+	// <think> blocks, trimmed by the DSML filter.
+	if got, want := text.String(), strings.TrimSpace(think.Strip(textOf(resp), think.Options{})); strings.TrimSpace(got) != want {
+		t.Errorf("text events %q, visible response text %q", got, want)
 	}
 	for _, c := range callsOf(resp) {
 		if args, ok := done[c.ID]; !ok || args != c.Args {
@@ -595,13 +598,6 @@ func normalizeArgs(a any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func normalize(v any) any {
-	b, _ := json.Marshal(v)
-	var out any
-	json.Unmarshal(b, &out)
-	return out
 }
 
 // opaqueValues returns the signatures and encrypted data inside reasoning

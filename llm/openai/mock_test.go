@@ -325,3 +325,48 @@ func TestMissingCallIDsGetFreshUniqueIDs(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+func TestTextPathFiltersThinkAndDSML(t *testing.T) {
+	dsml := "Checking.<｜DSML｜tool_calls><｜DSML｜invoke name=\"weather\"><｜DSML｜parameter name=\"location\" string=\"true\">Florence</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>"
+	tests := []struct {
+		name, text, visible, reasoning, part string
+		calls                                int
+	}{
+		{"inline think becomes reasoning and stays in the part", "<think>hmm</think>Hello", "Hello", "hmm", "<think>hmm</think>Hello", 0},
+		{"DSML markup becomes a text-format call", dsml, "Checking.", "", "Checking.", 1},
+	}
+	for _, p := range protocols {
+		for _, tt := range tests {
+			t.Run(p.name+"/"+tt.name, func(t *testing.T) {
+				srv := p.server(t, testkit.Round{Text: tt.text})
+				srv.ChunkSize = 3
+				evs, err := streamAll(p.model(openai.Options{APIKey: "k", BaseURL: srv.BaseURL()}), ask("x"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var vis, rsn strings.Builder
+				for _, ev := range evs {
+					switch ev.Kind {
+					case llm.EventText:
+						vis.WriteString(ev.Delta)
+					case llm.EventReasoning:
+						rsn.WriteString(ev.Delta)
+					}
+				}
+				resp := evs[len(evs)-1].Response
+				if vis.String() != tt.visible || rsn.String() != tt.reasoning || textOf(resp) != tt.part {
+					t.Errorf("visible %q reasoning %q part %q", vis.String(), rsn.String(), textOf(resp))
+				}
+				calls := callsOf(resp)
+				if len(calls) != tt.calls {
+					t.Fatalf("calls %+v", calls)
+				}
+				for _, c := range calls {
+					if c.ID == "" || c.Format != llm.CallText || c.Args != `{"location":"Florence"}` {
+						t.Errorf("call %+v", c)
+					}
+				}
+			})
+		}
+	}
+}

@@ -36,7 +36,7 @@ func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, e
 	if err != nil {
 		return nil, err
 	}
-	a := &responsesAssembler{ctx: ctx, provider: r.opts.name(), calls: make(map[int64]*callAcc)}
+	a := &responsesAssembler{ctx: ctx, provider: r.opts.name(), text: newTextPath(req.Tools), calls: make(map[int64]*callAcc)}
 	s := &eventStream{body: resp.Body}
 	if isJSON(resp) {
 		s.pull = func(emit func(llm.Event)) error { return a.readJSON(resp.Body, emit) }
@@ -209,7 +209,7 @@ func (a *responsesAssembler) readJSON(body io.Reader, emit func(llm.Event)) erro
 // finishResponse yields the done event with the output items as parts, in
 // the provider's order.
 func (a *responsesAssembler) finishResponse(resp *responses.Response, emit func(llm.Event)) {
-	_, textCalls := a.text.finish(emit)
+	cleaned, textCalls := a.text.finish(emit)
 	if resp.Model != "" {
 		a.model = string(resp.Model)
 	}
@@ -248,7 +248,9 @@ func (a *responsesAssembler) finishResponse(resp *responses.Response, emit func(
 			}})
 		}
 	}
-	if native == 0 {
+	if native == 0 && len(textCalls) > 0 {
+		// History keeps the text without the markup that made the calls.
+		parts = withText(parts, cleaned)
 		for i := range textCalls {
 			call := textCalls[i]
 			emit(llm.Event{Kind: llm.EventCallStart, Index: i, Call: &llm.Call{ID: call.ID, Name: call.Name, Format: call.Format}})
@@ -318,4 +320,23 @@ func messageText(item *responses.ResponseOutputItemUnion) string {
 		}
 	}
 	return b.String()
+}
+
+// withText replaces the message parts by one holding text, where the first
+// stood.
+func withText(parts []llm.Part, text string) []llm.Part {
+	out := parts[:0]
+	done := false
+	for _, p := range parts {
+		if p.Kind != llm.PartText {
+			out = append(out, p)
+			continue
+		}
+		if !done {
+			p.Text = text
+			out = append(out, p)
+			done = true
+		}
+	}
+	return out
 }

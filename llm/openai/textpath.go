@@ -4,17 +4,27 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/textcall"
+	"github.com/reinhq/rein/llm/think"
 )
 
-// textPath turns the content deltas of one response into events: the raw
-// text is kept whole for history, while the events carry only what the user
-// should see.
-//
-// TODO(issue 3): route deltas through the inline think filter (llm/think)
-// and the DSML stream filter (llm/textcall) once those packages land; finish
-// then returns the text without DSML markup and the parsed calls.
+// textPath turns the content deltas of one response into events: inline
+// <think> reasoning becomes reasoning events, DSML call markup is hidden and
+// its calls collected, the rest is visible text. The raw text is kept whole
+// for history: the model gets back what it wrote.
 type textPath struct {
-	raw strings.Builder
+	think   *think.Filter
+	dsml    *textcall.Filter
+	raw     strings.Builder
+	visible strings.Builder
+	calls   []llm.Call
+}
+
+func newTextPath(tools []llm.ToolSpec) textPath {
+	return textPath{
+		think: think.NewFilter(think.Options{}),
+		dsml:  textcall.NewFilter(textcall.Options{Catalog: textcall.NewCatalog(tools)}),
+	}
 }
 
 func (t *textPath) write(delta string, emit func(llm.Event)) {
@@ -22,11 +32,46 @@ func (t *textPath) write(delta string, emit func(llm.Event)) {
 		return
 	}
 	t.raw.WriteString(delta)
-	emit(llm.Event{Kind: llm.EventText, Delta: delta})
+	for _, seg := range t.think.Write(delta) {
+		t.segment(seg, emit)
+	}
+}
+
+func (t *textPath) segment(seg think.Segment, emit func(llm.Event)) {
+	if seg.Thinking {
+		// Calls are never read from reasoning.
+		emit(llm.Event{Kind: llm.EventReasoning, Delta: seg.Text})
+		return
+	}
+	text, calls := t.dsml.Write(seg.Text)
+	t.show(text, emit)
+	t.calls = append(t.calls, calls...)
+}
+
+func (t *textPath) show(text string, emit func(llm.Event)) {
+	if text == "" {
+		return
+	}
+	t.visible.WriteString(text)
+	emit(llm.Event{Kind: llm.EventText, Delta: text})
 }
 
 // finish flushes what the filters held back and returns the text to keep in
-// history and the calls written as text.
+// history and the calls written as text. When the text held calls, history
+// keeps the text without the markup (DESIGN §5.2): the calls are kept as
+// call parts instead.
 func (t *textPath) finish(emit func(llm.Event)) (text string, calls []llm.Call) {
+	for _, seg := range t.think.Flush() {
+		t.segment(seg, emit)
+	}
+	rest, more := t.dsml.Flush()
+	t.show(rest, emit)
+	t.calls = append(t.calls, more...)
+	for i := range t.calls {
+		t.calls[i].Format = llm.CallText
+	}
+	if len(t.calls) > 0 {
+		return t.visible.String(), t.calls
+	}
 	return t.raw.String(), nil
 }
