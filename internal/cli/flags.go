@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/loop"
+)
+
+// turnFlags are the flags of run and chat (DESIGN §13).
+type turnFlags struct {
+	model     string
+	baseURL   string
+	workspace string
+	maxRounds int
+	maxTokens int64
+	maxOutput int
+	maxCost   float64
+	timeout   time.Duration
+	json      bool
+	system    string
+	noStream  bool
+}
+
+func (f *turnFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.model, "model", "", "PROVIDER:MODEL (openai, openai-chat, anthropic, deepseek, scripted:PATH); default: the first provider whose key is set")
+	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL (e.g. http://127.0.0.1:8080/v1 for a local OpenAI-compatible server)")
+	fl.StringVar(&f.workspace, "workspace", "", "the directory the file tools may use (default: the current directory)")
+	fl.IntVar(&f.maxRounds, "max-rounds", 0, fmt.Sprintf("exploration budget in rounds, 1..%d (default %d)", loop.MaxMaxRounds, loop.DefaultMaxRounds))
+	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "the turn's token budget: input + output summed over its rounds")
+	fl.IntVar(&f.maxOutput, "max-output", 0, "output tokens per model call")
+	fl.Float64Var(&f.maxCost, "max-cost", 0, "the turn's cost budget in USD (needs a price for the model)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "the turn's wall-clock budget, e.g. 2m")
+	fl.BoolVar(&f.json, "json", false, "print events as JSON Lines, then the outcome")
+	fl.StringVar(&f.system, "system", "", "the system prompt")
+	fl.BoolVar(&f.noStream, "no-stream", false, "ask the provider for whole responses instead of streams")
+}
+
+// check validates the flags before anything runs.
+func (f *turnFlags) check() error {
+	switch {
+	case f.maxRounds < 0 || f.maxRounds > loop.MaxMaxRounds:
+		return fmt.Errorf("--max-rounds %d: use 1..%d", f.maxRounds, loop.MaxMaxRounds)
+	case f.maxTokens < 0:
+		return fmt.Errorf("--max-tokens %d: must not be negative", f.maxTokens)
+	case f.maxOutput < 0:
+		return fmt.Errorf("--max-output %d: must not be negative", f.maxOutput)
+	case f.maxCost < 0:
+		return fmt.Errorf("--max-cost %g: must not be negative", f.maxCost)
+	case f.timeout < 0:
+		return fmt.Errorf("--timeout %s: must not be negative", f.timeout)
+	}
+	return nil
+}
+
+// workspaceDir returns the absolute workspace directory, which must exist.
+func (f *turnFlags) workspaceDir() (string, error) {
+	dir := f.workspace
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("--workspace %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("--workspace %s: not a directory", dir)
+	}
+	return abs, nil
+}
+
+func (f *turnFlags) options() loop.Options {
+	return loop.Options{
+		MaxRounds:       f.maxRounds,
+		MaxOutputTokens: f.maxOutput,
+		System:          f.system,
+		Budget:          loop.Budget{Tokens: f.maxTokens, Cost: f.maxCost, Time: f.timeout},
+	}
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/scripted"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tools/fs"
+)
+
+func newRunCmd() *cobra.Command {
+	var f turnFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Run one turn and stream the answer",
+		Long: "Run one turn of PROMPT with the workspace's file tools and stream the answer.\n" +
+			"Exit codes: 0 completed, 1 failed, 2 usage or configuration error, 3 paused (awaiting the user), 130 interrupted.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return usageError(err)
+			}
+			prompt := strings.TrimSpace(strings.Join(args, " "))
+			if prompt == "" {
+				return usageError(errors.New("the prompt is empty; say what the agent should do"))
+			}
+			spec, err := chooseModel(f.model)
+			if err != nil {
+				return usageError(err)
+			}
+			model, err := provider.Open(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
+			if err != nil {
+				return usageError(err)
+			}
+			dir, err := f.workspaceDir()
+			if err != nil {
+				return usageError(err)
+			}
+			return runTurn(cmd, turnSetup{flags: &f, spec: spec, model: model, dir: dir, prompt: prompt})
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// chooseModel returns the spec of --model, or of the first provider with a
+// key.
+func chooseModel(flag string) (provider.Spec, error) {
+	if flag != "" {
+		return provider.ParseSpec(flag)
+	}
+	return provider.Default(provider.Config{})
+}
+
+// turnSetup is what a turn needs, whoever starts it (run, demo).
+type turnSetup struct {
+	flags  *turnFlags
+	spec   provider.Spec
+	model  llm.Model
+	dir    string
+	prompt string
+	tools  []tool.Tool // nil: the workspace's file tools
+	// header is printed before the turn in human mode.
+	header []string
+}
+
+// runTurn runs one turn and reports it as text or JSON Lines, returning an
+// exit code error for anything but a completed turn.
+func runTurn(cmd *cobra.Command, s turnSetup) error {
+	out := cmd.OutOrStdout()
+	ws, err := sandbox.Open(s.dir)
+	if err != nil {
+		return usageError(fmt.Errorf("workspace: %w", err))
+	}
+	defer ws.Close()
+	tools := s.tools
+	if tools == nil {
+		tools = fs.Tools(ws)
+	}
+
+	o := s.flags.options()
+	o.Model = s.model
+	o.ModelName = s.spec.Model
+	if s.spec.Provider == "scripted" {
+		o.ModelName = ""
+	}
+	o.Tools = tool.NewSet(tools...)
+
+	var h *human
+	var jl *jsonLines
+	if s.flags.json {
+		jl = newJSONLines(out)
+		o.Events = jl
+	} else {
+		h = newHuman(out, isTerminal(out))
+		o.Events = h
+		for _, l := range s.header {
+			h.line(l)
+		}
+		h.line(h.bold("> ") + s.prompt)
+		h.line("")
+	}
+	engine, err := loop.New(o)
+	if err != nil {
+		return usageError(err)
+	}
+	ctx := cmd.Context()
+	outcome, _ := engine.Run(ctx, loop.Turn{ThreadID: loop.NewID("thread"), Input: []llm.Item{llm.UserText(s.prompt)}})
+	if sm, ok := s.model.(*scripted.Model); ok && outcome.Status == loop.StatusCompleted {
+		if err := sm.Verify(); err != nil {
+			outcome.Status, outcome.Err = loop.StatusFailed, fmt.Errorf("the script did not go as written: %w", err)
+		}
+	}
+	if jl != nil {
+		jl.outcome(outcome)
+	} else {
+		h.summary(outcome)
+	}
+	switch outcome.Status {
+	case loop.StatusCompleted:
+		return nil
+	case loop.StatusPaused:
+		return exitCode(ExitPaused)
+	case loop.StatusInterrupted:
+		return exitCode(ExitInterrupted)
+	}
+	return exitCode(ExitFailed)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+var _ event.Handler = (*human)(nil)

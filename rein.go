@@ -1,0 +1,187 @@
+// Package rein is an agent harness: the runtime around a language model that
+// builds its context, offers it tools, runs the calls it makes (in parallel
+// where safe), feeds the results back, knows when to stop, and lets a person
+// steer, queue or interrupt a turn while it runs.
+//
+// This package is the facade a library user starts from:
+//
+//	agent, err := rein.New(rein.Options{Model: model, Tools: []rein.Tool{weather}})
+//	thread := agent.NewThread()
+//	out, err := thread.Run(ctx, "What is the weather in Shanghai and Beijing?")
+//	fmt.Println(out.Answer)
+//
+// The engine itself lives in package loop, the per-round scheduler in
+// dispatch, the model API in llm, and tools in tool and tools/....
+package rein
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/tool"
+)
+
+// Re-exported names a library user needs without importing the packages
+// that define them.
+type (
+	// Tool is something the model can call.
+	Tool = tool.Tool
+	// Outcome is how a turn ended.
+	Outcome = loop.Outcome
+	// Event is one event of a turn.
+	Event = event.Event
+	// Answer answers a paused turn.
+	Answer = loop.Answer
+	// Budget holds a turn's optional token, cost and time budgets.
+	Budget = loop.Budget
+	// Price is a model's price per million tokens.
+	Price = loop.Price
+)
+
+// Options configure an Agent. Model is required.
+type Options struct {
+	Model llm.Model
+	// ModelName is sent as the request's model when the model needs one.
+	ModelName string
+	// System is the system prompt.
+	System string
+	// Tools are offered to the model in every turn.
+	Tools []Tool
+	// MaxRounds is the exploration budget per turn (default 8).
+	MaxRounds int
+	// MaxOutputTokens caps each model call's output.
+	MaxOutputTokens int
+	Budget          Budget
+	Price           Price
+	// Events receives every event of every turn; may be nil.
+	Events event.Handler
+	// Waiter answers pauses in process; nil ends turns paused.
+	Waiter loop.Waiter
+	// Engine holds the remaining engine options; the fields above win.
+	Engine loop.Options
+}
+
+// Agent runs turns with one model and one set of tools.
+type Agent struct {
+	engine *loop.Engine
+}
+
+// New returns an agent, or an error saying which option is wrong.
+func New(o Options) (*Agent, error) {
+	eo := o.Engine
+	eo.Model = o.Model
+	if o.ModelName != "" {
+		eo.ModelName = o.ModelName
+	}
+	if o.System != "" {
+		eo.System = o.System
+	}
+	if len(o.Tools) > 0 {
+		eo.Tools = tool.NewSet(o.Tools...)
+	}
+	if o.MaxRounds != 0 {
+		eo.MaxRounds = o.MaxRounds
+	}
+	if o.MaxOutputTokens != 0 {
+		eo.MaxOutputTokens = o.MaxOutputTokens
+	}
+	if o.Budget != (Budget{}) {
+		eo.Budget = o.Budget
+	}
+	if o.Price != (Price{}) {
+		eo.Price = o.Price
+	}
+	if o.Events != nil {
+		eo.Events = o.Events
+	}
+	if o.Waiter != nil {
+		eo.Waiter = o.Waiter
+	}
+	e, err := loop.New(eo)
+	if err != nil {
+		return nil, err
+	}
+	return &Agent{engine: e}, nil
+}
+
+// Engine returns the agent's turn engine.
+func (a *Agent) Engine() *loop.Engine { return a.engine }
+
+// NewThread starts an in-memory thread: each Run continues the
+// conversation with the full item history of the earlier turns.
+func (a *Agent) NewThread() *Thread {
+	return &Thread{agent: a, id: loop.NewID("thread")}
+}
+
+// Run runs one turn of prompt in a fresh thread.
+func (a *Agent) Run(ctx context.Context, prompt string) (*Outcome, error) {
+	return a.NewThread().Run(ctx, prompt)
+}
+
+// Thread is a conversation kept in memory. One turn runs at a time.
+type Thread struct {
+	agent *Agent
+	id    string
+
+	mu      sync.Mutex
+	history []llm.Item
+	paused  *loop.State
+}
+
+// ID returns the thread id.
+func (t *Thread) ID() string { return t.id }
+
+// History returns the thread's items so far.
+func (t *Thread) History() []llm.Item {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.history
+}
+
+// ErrPaused is returned by Run when the thread's last turn waits for an
+// answer; call Answer first.
+var ErrPaused = errors.New("rein: the thread's last turn is paused; answer it with Thread.Answer")
+
+// Run runs one turn of prompt.
+func (t *Thread) Run(ctx context.Context, prompt string) (*Outcome, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.paused != nil {
+		return nil, ErrPaused
+	}
+	out, err := t.agent.engine.Run(ctx, loop.Turn{ThreadID: t.id, History: t.history, Input: []llm.Item{llm.UserText(prompt)}})
+	t.keep(out)
+	return out, err
+}
+
+// Answer answers the paused turn and runs it on.
+func (t *Thread) Answer(ctx context.Context, a Answer) (*Outcome, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.paused == nil {
+		return nil, loop.ErrNotPaused
+	}
+	out, err := t.agent.engine.Resume(ctx, t.paused, a)
+	if out == nil {
+		return nil, err
+	}
+	t.keep(out)
+	return out, err
+}
+
+func (t *Thread) keep(out *Outcome) {
+	if out == nil {
+		return
+	}
+	if out.State != nil {
+		t.paused = out.State
+		t.history = out.State.History
+		return
+	}
+	t.paused = nil
+	t.history = append(t.history[:len(t.history):len(t.history)], out.Items...)
+}
