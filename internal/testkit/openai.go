@@ -319,3 +319,18 @@ func sumUsage(r Round) (int64, int64) {
 	}
 	return in, out
 }
+
+// WireHistory decodes a Chat Completions (responses false) or Responses API
+// request body back into history items, so that tests replaying recorded
+// traffic can check the invariants of DESIGN §2.5 on what went over the
+// wire, as the mock servers do on what they receive.
+func WireHistory(responses bool, body []byte) ([]llm.Item, error) {
+	var items []llm.Item
+	var err error
+	if responses {
+		items, _, err = decodeResponsesRequest(body)
+	} else {
+		items, _, err = decodeChatRequest(body)
+	}
+	return items, err
+}
