@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tools/askuser"
 	"github.com/reinhq/rein/tools/fs"
 )
 
@@ -87,7 +88,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	defer ws.Close()
 	tools := s.tools
 	if tools == nil {
-		tools = fs.Tools(ws)
+		tools = append(fs.Tools(ws), askuser.New())
 	}
 
 	o := s.flags.options()
@@ -111,6 +112,9 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		}
 		h.line(h.bold("> ") + s.prompt)
 		h.line("")
+	}
+	if !s.flags.json && isTerminal(os.Stdin) && isTerminal(out) {
+		o.Waiter = &termWaiter{in: os.Stdin, out: out}
 	}
 	engine, err := loop.New(o)
 	if err != nil {

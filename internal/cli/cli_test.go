@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clearKeys makes the environment look like a machine with no provider.
+func clearKeys(t *testing.T) {
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "DEEPSEEK_BASE_URL"} {
+		t.Setenv(k, "")
+	}
+}
+
+func runMain(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeScript(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "script.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunWithoutAnyKeyExitsTwoAndPointsAtDemo(t *testing.T) {
+	clearKeys(t)
+	code, _, stderr := runMain(t, context.Background(), "run", "hello")
+	if code != ExitUsage || !strings.Contains(stderr, "rein demo") || !strings.Contains(stderr, "OPENAI_API_KEY") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	clearKeys(t)
+	script := writeScript(t, "rounds:\n  - text: hi\n")
+	for _, args := range [][]string{
+		{"run"},
+		{"run", "--max-rounds", "99", "--model", "scripted:" + script, "x"},
+		{"run", "--model", "nope:x", "x"},
+		{"run", "--model", "scripted:/does/not/exist.yaml", "x"},
+		{"run", "--model", "scripted:" + script, "--workspace", "/does/not/exist", "x"},
+		{"run", "--unknown-flag", "x"},
+		{"frobnicate"},
+	} {
+		if code, _, stderr := runMain(t, context.Background(), args...); code != ExitUsage || stderr == "" {
+			t.Errorf("%v: exit %d stderr %q, want 2 with a message", args, code, stderr)
+		}
+	}
+}
+
+func TestRunScriptedJSONLines(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("beta\n"), 0o644)
+	script := writeScript(t, `rounds:
+  - calls:
+      - {name: read_file, args: {path: a.txt}}
+      - {name: read_file, args: {path: b.txt}}
+  - text: alpha and beta
+    expect:
+      - result: {tool: read_file, contains: beta}
+`)
+	code, stdout, stderr := runMain(t, context.Background(), "run", "--json", "--model", "scripted:"+script, "--workspace", dir, "read both")
+	if code != ExitCompleted {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	types := map[string]int{}
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %d is not JSON: %q", i+1, l)
+		}
+		typ, _ := m["type"].(string)
+		if typ == "" {
+			t.Fatalf("line %d has no type: %q", i+1, l)
+		}
+		types[typ]++
+	}
+	var last map[string]any
+	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if last["type"] != "outcome" || last["status"] != "completed" || last["stop_reason"] != "finished" ||
+		last["answer"] != "alpha and beta" || last["rounds"] != 2.0 || last["tool_steps"] != 1.0 || last["thread_id"] == "" || last["turn_id"] == "" {
+		t.Errorf("outcome line %v", last)
+	}
+	if types["tool_started"] != 2 || types["result"] != 2 || types["turn_completed"] != 1 {
+		t.Errorf("event counts %v", types)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	tests := []struct {
+		name   string
+		script string
+		ctx    func() (context.Context, context.CancelFunc)
+		want   int
+	}{
+		{"failed turn exits 1", "rounds:\n  - error: {status: 401, message: bad key}\n", nil, ExitFailed},
+		{"paused turn exits 3", "rounds:\n  - calls:\n      - {name: ask_user, args: {questions: [{prompt: \"Which city?\"}]}}\n", nil, ExitPaused},
+		{"interrupted turn exits 130", "rounds:\n  - {text: a slow answer, chunk: 1, delay: 50ms}\n", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 100*time.Millisecond)
+		}, ExitInterrupted},
+		{"unused script rounds fail the run", "rounds:\n  - text: hi\n  - text: never\n", nil, ExitFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.Background(), context.CancelFunc(func() {})
+			if tt.ctx != nil {
+				ctx, cancel = tt.ctx()
+			}
+			defer cancel()
+			code, stdout, stderr := runMain(t, ctx, "run", "--model", "scripted:"+writeScript(t, tt.script), "--workspace", dir, "go")
+			if code != tt.want {
+				t.Errorf("exit %d, want %d\nstdout %s\nstderr %s", code, tt.want, stdout, stderr)
+			}
+		})
+	}
+}
+
+func TestDemoRunsOfflineAndSaysItIsScripted(t *testing.T) {
+	clearKeys(t)
+	code, stdout, stderr := runMain(t, context.Background(), "demo")
+	if code != ExitCompleted {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"scripted", "▸ list_dir", "▸ grep", "▸ read_file", "0.0.0.0:8420", "OPS-311", "completed · finished · 3 rounds · 2 tool steps"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestDemoJSONEndsWithTheOutcome(t *testing.T) {
+	clearKeys(t)
+	code, stdout, _ := runMain(t, context.Background(), "demo", "--json")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != ExitCompleted || !strings.HasPrefix(lines[len(lines)-1], `{"type":"outcome","status":"completed"`) {
+		t.Errorf("exit %d, last line %s", code, lines[len(lines)-1])
+	}
+	if strings.Contains(stdout, "rein demo —") {
+		t.Error("the human header leaked into --json output")
+	}
+}

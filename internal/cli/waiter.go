@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/reinhq/rein/loop"
+)
+
+// termWaiter answers a pause on the terminal: one line per question.
+type termWaiter struct {
+	in  io.Reader
+	out io.Writer
+}
+
+func (w *termWaiter) Wait(ctx context.Context, p loop.Pause) (loop.Answer, error) {
+	type result struct {
+		a   loop.Answer
+		err error
+	}
+	done := make(chan result, 1)
+	// Reading a terminal cannot be cancelled; the goroutine ends with the
+	// next line or when the process exits.
+	go func() {
+		sc := bufio.NewScanner(w.in)
+		a := loop.Answer{TurnID: p.TurnID, CallID: p.CallID}
+		for _, q := range p.Questions {
+			fmt.Fprintf(w.out, "%s ", q.Prompt)
+			if len(q.Options) > 0 {
+				labels := make([]string, len(q.Options))
+				for i, o := range q.Options {
+					labels[i] = o.Label
+				}
+				fmt.Fprintf(w.out, "[%s] ", strings.Join(labels, " / "))
+			}
+			if !sc.Scan() {
+				done <- result{err: io.ErrUnexpectedEOF}
+				return
+			}
+			a.Answers = append(a.Answers, loop.QuestionAnswer{QuestionID: q.ID, Text: sc.Text()})
+		}
+		done <- result{a: a}
+	}()
+	select {
+	case r := <-done:
+		return r.a, r.err
+	case <-ctx.Done():
+		return loop.Answer{}, ctx.Err()
+	}
+}
