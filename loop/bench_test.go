@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/loop"
@@ -60,3 +61,88 @@ func BenchmarkRound(b *testing.B) {
 		})
 	}
 }
+
+// sleepTool is a read-only tool that takes d.
+func sleepTool(name string, d time.Duration) *fakeTool {
+	return &fakeTool{spec: tool.Spec{Name: name, Access: tool.ReadOnly}, run: func(ctx context.Context, c tool.Call) (tool.Output, error) {
+		select {
+		case <-time.After(d):
+			return tool.Output{Text: "done"}, nil
+		case <-ctx.Done():
+			return tool.Output{}, ctx.Err()
+		}
+	}}
+}
+
+// BenchmarkParallelRound: one round of 8 calls of a 200 ms read-only tool,
+// then the answer. The turn's wall time is the round's (target ≤ 220 ms).
+func BenchmarkParallelRound(b *testing.B) {
+	calls := make([]scripted.Call, 8)
+	for i := range calls {
+		calls[i] = scripted.Call{Name: "slow", Args: map[string]any{"i": i}}
+	}
+	script := scripted.Script{Rounds: []scripted.Round{{Calls: calls}, {Text: "done"}}}
+	e := func() *loop.Engine {
+		e, err := loop.New(loop.Options{Model: scripted.New(script, scripted.NoHistoryCheck()), Tools: tool.NewSet(sleepTool("slow", 200*time.Millisecond))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return e
+	}
+	b.ReportAllocs()
+	var total time.Duration
+	n := 0
+	for b.Loop() {
+		b.StopTimer()
+		eng := e()
+		b.StartTimer()
+		t0 := time.Now()
+		out, err := eng.Run(context.Background(), loop.Turn{Input: []llm.Item{llm.UserText("go")}})
+		total += time.Since(t0)
+		n++
+		if err != nil || out.ToolSteps != 1 {
+			b.Fatalf("%v %+v", err, out)
+		}
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(n), "ms/turn")
+}
+
+// BenchmarkEarlyStart: the model keeps streaming for 1 s after a call's
+// arguments are complete; the tool (50 ms) must be done long before the
+// stream ends. Reports how much earlier it finished.
+func BenchmarkEarlyStart(b *testing.B) {
+	script := scripted.Script{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{Name: "slow", RawArgs: "{}"}}, Hold: time.Second},
+		{Text: "done"},
+	}}
+	var lead time.Duration
+	n := 0
+	for b.Loop() {
+		var toolEnd, roundEnd time.Time
+		h := eventFunc(func(e event.Event) {
+			switch {
+			case e.Type == event.Result:
+				toolEnd = e.Time
+			case e.Type == event.RoundCompleted && e.Round == 1:
+				roundEnd = e.Time
+			}
+		})
+		eng, err := loop.New(loop.Options{Model: scripted.New(script, scripted.NoHistoryCheck()), Tools: tool.NewSet(sleepTool("slow", 50*time.Millisecond)), Events: h})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := eng.Run(context.Background(), loop.Turn{Input: []llm.Item{llm.UserText("go")}}); err != nil {
+			b.Fatal(err)
+		}
+		if !toolEnd.Before(roundEnd) {
+			b.Fatalf("the tool finished at %s, after the stream ended at %s", toolEnd, roundEnd)
+		}
+		lead += roundEnd.Sub(toolEnd)
+		n++
+	}
+	b.ReportMetric(float64(lead.Milliseconds())/float64(n), "ms-before-stream-end")
+}
+
+type eventFunc func(event.Event)
+
+func (f eventFunc) Handle(e event.Event) { f(e) }

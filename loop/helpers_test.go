@@ -144,13 +144,6 @@ func mustVerify(t *testing.T, m *scripted.Model) {
 
 func call(name string, args any) scripted.Call { return scripted.Call{Name: name, Args: args} }
 
-func lastUserText(items []llm.Item) string {
-	var s string
-	for i := len(items) - 1; i >= 0 && items[i].Role == llm.RoleUser; i-- {
-		s = items[i].Text() + "\n" + s
-	}
-	return s
-}
 
 // handlerFunc records into ev and calls f with each event type.
 func handlerFunc(f func(string), ev *events) event.Handler {
