@@ -144,7 +144,6 @@ func mustVerify(t *testing.T, m *scripted.Model) {
 
 func call(name string, args any) scripted.Call { return scripted.Call{Name: name, Args: args} }
 
-
 // handlerFunc records into ev and calls f with each event type.
 func handlerFunc(f func(string), ev *events) event.Handler {
 	return event.HandlerFunc(func(e event.Event) {
