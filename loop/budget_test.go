@@ -1,6 +1,7 @@
 package loop_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -124,5 +125,26 @@ func TestOptionsAreValidated(t *testing.T) {
 		if _, err := loop.New(o); err == nil {
 			t.Errorf("New(%+v) accepted bad options", o)
 		}
+	}
+}
+
+func TestToolsAddedMidTurnAreOfferedFromTheNextRound(t *testing.T) {
+	set := tool.NewSet()
+	loader := &fakeTool{spec: tool.Spec{Name: "load_tools", Access: tool.Mutating}, run: func(context.Context, tool.Call) (tool.Output, error) {
+		set.Add(textTool("extra", "x"))
+		return tool.Output{Text: "loaded extra"}, nil
+	}}
+	set.Add(loader)
+	out, m, err := runTurn(t, scripted.Script{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{call("load_tools", nil)}, Expect: []scripted.Expect{{Tools: []string{"load_tools"}}}},
+		{Calls: []scripted.Call{call("extra", nil)}, Expect: []scripted.Expect{{Tools: []string{"load_tools", "extra"}}}},
+		{Text: "ok"},
+	}}, loop.Options{Tools: set}, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, m)
+	if out.ToolSteps != 2 {
+		t.Errorf("tool steps %d", out.ToolSteps)
 	}
 }

@@ -112,11 +112,13 @@ type run struct {
 	began time.Time
 	req   llm.Request
 	specs []llm.ToolSpec
+	specV uint64              // the tool set's version specs were built from
 	seen  map[string]struct{} // call ids of the thread
 }
 
 func (e *Engine) newRun(ctx context.Context, st *State) *run {
 	r := &run{e: e, o: &e.o, ctx: ctx, st: st, ev: e.o.Events, began: e.o.Now()}
+	r.specV = e.o.Tools.Version()
 	r.specs = e.o.Tools.Specs()
 	r.seen = make(map[string]struct{})
 	for i := range st.History {

@@ -28,6 +28,10 @@ type roundResult struct {
 // copied: a round costs the same at item 10 and item 10,000.
 func (r *run) request(phase llm.Phase) *llm.Request {
 	q := &r.req
+	if v := r.o.Tools.Version(); v != r.specV {
+		// A tool (load_tools) changed the live set: offer it from now on.
+		r.specV, r.specs = v, r.o.Tools.Specs()
+	}
 	q.Model = r.o.ModelName
 	q.System = r.o.System
 	q.Items = r.st.History

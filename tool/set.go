@@ -4,17 +4,22 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/llm"
 )
 
 type llmSpec = llm.ToolSpec
 
-// Set is an ordered set of tools by name: the tools a turn may call. The
+// Set is an ordered set of tools by name: the tools a turn may call. It is
+// safe for concurrent use, because a tool such as load_tools may add to the
+// live set while a round runs (the next round offers what it added). The
 // zero value is an empty set ready to use.
 type Set struct {
-	order []Tool
-	index map[string]int
+	mu      sync.RWMutex
+	order   []Tool
+	index   map[string]int
+	version uint64
 }
 
 // NewSet returns a set of the tools, in order. A later tool with the name
@@ -31,6 +36,8 @@ func NewSet(tools ...Tool) *Set {
 // was added.
 func (s *Set) Add(t Tool) bool {
 	name := t.Spec().Name
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.index == nil {
 		s.index = make(map[string]int)
 	}
@@ -39,20 +46,35 @@ func (s *Set) Add(t Tool) bool {
 	}
 	s.index[name] = len(s.order)
 	s.order = append(s.order, t)
+	s.version++
 	return true
 }
 
 // Remove drops the tool named name, if present.
 func (s *Set) Remove(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	i, ok := s.index[name]
 	if !ok {
 		return
 	}
-	s.order = append(s.order[:i], s.order[i+1:]...)
+	s.order = append(s.order[:i:i], s.order[i+1:]...)
 	delete(s.index, name)
 	for j := i; j < len(s.order); j++ {
 		s.index[s.order[j].Spec().Name] = j
 	}
+	s.version++
+}
+
+// Version changes whenever the set does, so a reader can tell cheaply
+// whether the specs it built are still current.
+func (s *Set) Version() uint64 {
+	if s == nil {
+		return 0
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.version
 }
 
 // Get returns the tool named name.
@@ -60,6 +82,8 @@ func (s *Set) Get(name string) (Tool, bool) {
 	if s == nil {
 		return nil, false
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	i, ok := s.index[name]
 	if !ok {
 		return nil, false
@@ -72,15 +96,19 @@ func (s *Set) Len() int {
 	if s == nil {
 		return 0
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return len(s.order)
 }
 
-// Tools returns the tools in order.
+// Tools returns the tools in order, in a slice the caller may keep.
 func (s *Set) Tools() []Tool {
 	if s == nil {
 		return nil
 	}
-	return s.order
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]Tool(nil), s.order...)
 }
 
 // Names returns the tool names in order.
@@ -88,6 +116,8 @@ func (s *Set) Names() []string {
 	if s == nil {
 		return nil
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	out := make([]string, len(s.order))
 	for i, t := range s.order {
 		out[i] = t.Spec().Name
@@ -100,6 +130,8 @@ func (s *Set) Specs() []llm.ToolSpec {
 	if s == nil {
 		return nil
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	out := make([]llm.ToolSpec, len(s.order))
 	for i, t := range s.order {
 		out[i] = t.Spec().LLM()
