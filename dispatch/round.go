@@ -1,84 +1,288 @@
 package dispatch
 
 import (
-	"bytes"
 	"context"
-	"fmt"
+	"encoding/json"
+	"sync"
 	"time"
 
+	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tool"
+)
+
+// Defaults of the Config fields left zero.
+const (
+	DefaultMaxCalls     = 8
+	DefaultGrace        = 2 * time.Second
+	DefaultTimeout      = 2 * time.Minute
+	DefaultPartialLimit = 8 << 10
 )
 
 // Dispatcher runs the calls of rounds. It is safe for concurrent use by
 // rounds of different turns.
 type Dispatcher struct {
-	cfg Config
+	cfg        Config
+	events     event.Handler
+	validators validators
 }
 
-// New returns a dispatcher.
-func New(cfg Config) *Dispatcher { return &Dispatcher{cfg: cfg} }
+// New returns a dispatcher; zero fields of cfg take their defaults.
+func New(cfg Config) *Dispatcher {
+	if cfg.MaxCalls <= 0 {
+		cfg.MaxCalls = DefaultMaxCalls
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.DefaultTimeout <= 0 {
+		cfg.DefaultTimeout = DefaultTimeout
+	}
+	if cfg.PartialLimit <= 0 {
+		cfg.PartialLimit = DefaultPartialLimit
+	}
+	// Tools finish on their own goroutines; handlers see one event at a time.
+	return &Dispatcher{cfg: cfg, events: event.Serial(cfg.Events)}
+}
 
-// Round is one round's calls in progress. Add and Finish are called from the
-// goroutine reading the model stream.
+func (d *Dispatcher) redact(s string) string {
+	if d.cfg.Redact == nil || s == "" {
+		return s
+	}
+	return d.cfg.Redact(s)
+}
+
+// Round is one round's calls in progress. Add and Finish are called from
+// one goroutine, the one reading the model stream; the calls run on
+// goroutines of their own.
 type Round struct {
-	d     *Dispatcher
-	ctx   context.Context
-	info  RoundInfo
-	calls []llm.Call
+	d    *Dispatcher
+	ctx  context.Context
+	info RoundInfo
+	// hold keeps every call until Finish (no early start).
+	hold bool
+
+	// Owned by the goroutine calling Add and Finish.
+	calls    []*call
+	held     []*call
+	pause    *call // the honoured pause call
+	warned   bool  // the too_many_calls warning was sent
+	finished *Batch
+
+	// notify is signalled (without blocking) each time a call is settled,
+	// to wake Finish.
+	notify chan struct{}
+	// stopAfter unregisters the cancellation hook.
+	stopAfter func() bool
+
+	mu sync.Mutex
+	// cancelAt is when ctx was cancelled, zero before.
+	cancelAt time.Time
+}
+
+// call is one call of a round. Its fields up to mu-guarded ones are set by
+// Add before the call can start and only read afterwards.
+type call struct {
+	index   int
+	llm     llm.Call
+	tool    tool.Tool
+	args    json.RawMessage
+	obj     map[string]any
+	canon   string // canonical arguments, computed when first compared
+	keys    tool.Keys
+	pauses  bool
+	timeout time.Duration
+	// runnable: the call passed its checks and was not answered by Add.
+	runnable bool
+	deps     []*call
+	partial  *partial
+
+	// Guarded by Round.mu.
+	started, answered, abandoned bool
+
+	// Written once by whoever set answered, before done is closed; read
+	// by others only after done is closed.
+	res       llm.Result
+	timing    Timing
+	terminate bool
+	pauseReq  *tool.Pause
+	done      chan struct{}
 }
 
 // Begin starts a round. Cancelling ctx cancels every call of the round
 // (interrupt): running tools get the grace period, then are answered as
 // aborted with their partial output.
 func (d *Dispatcher) Begin(ctx context.Context, info RoundInfo) *Round {
-	return &Round{d: d, ctx: ctx, info: info}
+	r := &Round{
+		d:      d,
+		ctx:    ctx,
+		info:   info,
+		hold:   d.cfg.NoEarlyStart || info.Phase == llm.PhaseFinal,
+		notify: make(chan struct{}, 1),
+	}
+	r.stopAfter = context.AfterFunc(ctx, r.noteCancel)
+	return r
+}
+
+// noteCancel records when the round was cancelled: the grace period runs
+// from then, not from when Finish notices.
+func (r *Round) noteCancel() {
+	r.mu.Lock()
+	if r.cancelAt.IsZero() {
+		r.cancelAt = time.Now()
+	}
+	r.mu.Unlock()
+	r.wake()
+}
+
+func (r *Round) wake() {
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
 }
 
 // Add registers the next call of the round, whose arguments are complete.
 // Calls are added in call order. A call that is safe to start now starts at
-// once (early start), while the model is still streaming.
+// once (early start), while the model is still streaming. A call added after
+// Finish is ignored.
 func (r *Round) Add(c llm.Call) {
-	r.calls = append(r.calls, c)
+	if r.finished != nil {
+		return
+	}
+	k := &call{index: len(r.calls), llm: c, done: make(chan struct{})}
+	r.calls = append(r.calls, k)
+	if k.index >= r.d.cfg.MaxCalls {
+		r.tooMany(k)
+		return
+	}
+	if msg := r.check(k); msg != "" {
+		r.refuse(k, llm.ResultError, msg)
+		return
+	}
+	if k.pauses {
+		if r.pause != nil {
+			r.refuse(k, llm.ResultNotRun, secondPauseText(r.pause))
+			return
+		}
+		r.pause = k
+		return
+	}
+	if first := r.duplicateOf(k); first != nil {
+		r.refuse(k, llm.ResultDuplicate, duplicateText(first))
+		return
+	}
+	k.runnable = true
+	k.deps = r.conflicting(k)
+	k.partial = newPartial(r.d.cfg.PartialLimit)
+	if r.hold {
+		r.held = append(r.held, k)
+		return
+	}
+	go r.run(k)
+}
+
+// tooMany answers a call past the limit and warns, once per round.
+func (r *Round) tooMany(k *call) {
+	max := r.d.cfg.MaxCalls
+	r.refuse(k, llm.ResultNotRun, tooManyText(k.index, max))
+	if !r.warned {
+		r.warned = true
+		r.emit(event.Event{Type: event.Warning, Code: event.WarnTooManyCall, Content: tooManyWarning(max)})
+	}
+}
+
+// refuse answers a call that will not run.
+func (r *Round) refuse(k *call, status llm.ResultStatus, text string) {
+	r.answer(k, outcome{res: llm.Result{Status: status, Content: text}})
 }
 
 // Finish says the round has no more calls, runs what has not started (pause
 // tools last), waits for every call and returns the results in call order.
-// Calls that were not run still get a result, so pairing stays valid.
-//
-// TEMPORARY sequential implementation; replaced by the scheduler.
+// Calls that were not run still get a result, so pairing stays valid. After
+// a cancellation it returns within the grace period. Calling it again
+// returns the same batch.
 func (r *Round) Finish() *Batch {
-	b := &Batch{Terminate: -1}
-	for i, c := range r.calls {
-		t, ok := r.d.cfg.Tools.Get(c.Name)
-		res := llm.Result{CallID: c.ID, Name: c.Name}
-		var tm Timing
-		if !ok {
-			res.Status = llm.ResultError
-			res.Content = r.d.cfg.Tools.NotFound(c.Name)
-		} else {
-			tm.Start = time.Now()
-			out, err := t.Run(r.ctx, tool.Call{ID: c.ID, Name: c.Name, Args: []byte(c.Args), Partial: &bytes.Buffer{}, ThreadID: r.info.ThreadID, TurnID: r.info.TurnID})
-			tm.End = time.Now()
-			res.Content = out.Text
-			res.Meta = out.Meta
-			res.Status = llm.ResultOK
-			if err != nil {
-				res.Status = llm.ResultError
-				res.Content = fmt.Sprintf(`{"error":"tool failed","detail":%q}`, err.Error())
-			} else if out.Failed {
-				res.Status = llm.ResultError
-			}
-			if out.Terminate && b.Terminate < 0 {
-				b.Terminate = i
-			}
-			if out.Pause != nil && b.Pause == nil {
-				res.Status = llm.ResultPending
-				b.Pause = &PauseRequest{Index: i, CallID: c.ID, Pause: *out.Pause}
-			}
+	if r.finished != nil {
+		return r.finished
+	}
+	defer r.stopAfter()
+	for _, k := range r.held {
+		go r.run(k)
+	}
+	r.held = nil
+	var others []*call
+	for _, k := range r.calls {
+		if k.runnable {
+			others = append(others, k)
 		}
-		b.Results = append(b.Results, res)
-		b.Timings = append(b.Timings, tm)
+	}
+	r.await(others)
+	if p := r.pause; p != nil {
+		switch {
+		case r.ctx.Err() != nil:
+			r.answer(p, r.notStarted())
+		case r.terminated() != nil:
+			r.refuse(p, llm.ResultNotRun, pauseAfterTerminateText(r.terminated()))
+		default:
+			p.runnable = true
+			p.partial = newPartial(r.d.cfg.PartialLimit)
+			go r.run(p)
+			r.await([]*call{p})
+		}
+	}
+	r.finished = r.batch()
+	return r.finished
+}
+
+// terminated returns the first call whose result ended the turn, or nil.
+// Only called once the calls it looks at are settled.
+func (r *Round) terminated() *call {
+	for _, k := range r.calls {
+		if k.terminate {
+			return k
+		}
+	}
+	return nil
+}
+
+// batch collects the settled calls in call order.
+func (r *Round) batch() *Batch {
+	b := &Batch{
+		Results:   make([]llm.Result, len(r.calls)),
+		Timings:   make([]Timing, len(r.calls)),
+		Terminate: -1,
+	}
+	for i, k := range r.calls {
+		b.Results[i] = k.res
+		b.Timings[i] = k.timing
+		if k.terminate && b.Terminate < 0 {
+			b.Terminate = i
+		}
+		if k.pauseReq == nil {
+			continue
+		}
+		if b.Pause == nil {
+			b.Pause = &PauseRequest{Index: i, CallID: k.llm.ID, Pause: *k.pauseReq}
+			continue
+		}
+		// A second pause from a tool that is not a pause tool (an approval
+		// asked while ask_user also ran): one pause per turn stop.
+		b.Results[i].Status = llm.ResultError
+		b.Results[i].Content = secondPauseText(r.calls[b.Pause.Index])
 	}
 	return b
+}
+
+func (r *Round) emit(e event.Event) {
+	h := r.d.events
+	if h == nil {
+		return
+	}
+	e.Time = time.Now()
+	e.ThreadID = r.info.ThreadID
+	e.TurnID = r.info.TurnID
+	e.Round = r.info.Round
+	e.Phase = r.info.Phase
+	h.Handle(e)
 }

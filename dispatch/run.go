@@ -1,0 +1,174 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/tool"
+)
+
+// outcome is how a call was settled.
+type outcome struct {
+	res       llm.Result
+	terminate bool
+	pause     *tool.Pause
+}
+
+// run is the goroutine of one call. It waits for the earlier calls it
+// conflicts with, runs the tool under its deadline and settles the call.
+// It exits when the tool returns, even when Finish has long since
+// abandoned the call.
+func (r *Round) run(k *call) {
+	for _, d := range k.deps {
+		select {
+		case <-d.done:
+		case <-r.ctx.Done():
+			r.answer(k, r.notStarted())
+			return
+		}
+		r.mu.Lock()
+		blocked := d.abandoned
+		r.mu.Unlock()
+		if blocked {
+			// The earlier call still holds the resource; running on it
+			// could interleave two writes.
+			r.refuse(k, llm.ResultNotRun, blockedText(d))
+			return
+		}
+	}
+	if !r.start(k) {
+		return
+	}
+	r.emit(event.Event{Type: event.ToolStarted, CallID: k.llm.ID, Name: k.llm.Name, Index: k.index, Args: k.llm.Args})
+
+	ctx, cancel := context.WithTimeout(r.ctx, k.timeout)
+	out, err := invoke(ctx, k, r.info)
+	var pe *panicError
+	panicked := errors.As(err, &pe)
+	// Past its own deadline, not the round's.
+	late := r.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
+	cancel()
+	end := time.Now()
+
+	var o outcome
+	switch {
+	case panicked:
+		o.res = llm.Result{Status: llm.ResultError, Content: errorText(
+			k.llm.Name+" panicked", r.d.redact(fmt.Sprint(pe.value)), r.d.redact(k.partial.String()))}
+	case err != nil && r.ctx.Err() != nil:
+		o.res = r.abortedResult(k, end, out.Text)
+	case err != nil && late:
+		o.res = llm.Result{Status: llm.ResultError, Content: r.timeoutText(k, false)}
+	case err != nil:
+		o.res = llm.Result{Status: llm.ResultError, Content: errorText(
+			k.llm.Name+" failed", r.d.redact(err.Error()), r.d.redact(k.partial.String()))}
+	case out.Failed:
+		text := r.d.redact(out.Text)
+		if text == "" {
+			text = errorText(k.llm.Name+" failed", "the tool gave no detail", "")
+		}
+		o.res = llm.Result{Status: llm.ResultError, Content: text}
+	case out.Pause != nil:
+		p := *out.Pause
+		o.pause = &p
+		o.res = llm.Result{Status: llm.ResultPending, Content: out.Text}
+	default:
+		text := out.Text
+		if text == "" {
+			// Some providers refuse an empty tool message, and the model
+			// reads an empty one as a failure.
+			text = noOutputText
+		}
+		o.res = llm.Result{Status: llm.ResultOK, Content: text}
+	}
+	o.res.Meta = out.Meta
+	o.terminate = out.Terminate && err == nil && !panicked
+	r.settleAt(k, o, end)
+}
+
+// start marks k running unless it was settled meanwhile or the round was
+// cancelled before it could start.
+func (r *Round) start(k *call) bool {
+	r.mu.Lock()
+	if k.answered {
+		r.mu.Unlock()
+		return false
+	}
+	if r.ctx.Err() != nil {
+		r.mu.Unlock()
+		r.answer(k, r.notStarted())
+		return false
+	}
+	k.started = true
+	k.timing.Start = time.Now()
+	r.mu.Unlock()
+	// Finish may be waiting with no deadline to watch; now there is one.
+	r.wake()
+	return true
+}
+
+// panicError carries the value a tool panicked with.
+type panicError struct{ value any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
+
+// invoke runs the tool, turning a panic into a *panicError.
+func invoke(ctx context.Context, k *call, info RoundInfo) (out tool.Output, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = tool.Output{}, &panicError{p}
+		}
+	}()
+	out, err = k.tool.Run(ctx, tool.Call{
+		ID:       k.llm.ID,
+		Name:     k.llm.Name,
+		Args:     k.args,
+		Partial:  k.partial,
+		ThreadID: info.ThreadID,
+		TurnID:   info.TurnID,
+	})
+	return out, err
+}
+
+// answer settles k with o unless it is settled already (abandoned by
+// Finish while the tool kept running).
+func (r *Round) answer(k *call, o outcome) {
+	r.settleAt(k, o, time.Now())
+}
+
+func (r *Round) settleAt(k *call, o outcome, end time.Time) {
+	r.mu.Lock()
+	if k.answered {
+		r.mu.Unlock()
+		return
+	}
+	k.answered = true
+	started := k.started
+	r.mu.Unlock()
+	r.settle(k, o, started, end)
+}
+
+// settle records the outcome of a call its caller has claimed (answered
+// set under the lock), sends the result event, then releases whoever waits
+// on the call. The event goes first so that no one sees the round end
+// before every result event was sent.
+func (r *Round) settle(k *call, o outcome, started bool, end time.Time) {
+	o.res.CallID = k.llm.ID
+	o.res.Name = k.llm.Name
+	k.res = o.res
+	k.terminate = o.terminate
+	k.pauseReq = o.pause
+	var ms float64
+	if started {
+		k.timing.End = end
+		ms = float64(end.Sub(k.timing.Start)) / float64(time.Millisecond)
+	}
+	r.emit(event.Event{Type: event.Result, CallID: k.llm.ID, Name: k.llm.Name, Index: k.index,
+		Status: string(k.res.Status), Content: k.res.Content, Duration: ms})
+	close(k.done)
+	r.wake()
+}
