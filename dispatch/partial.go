@@ -11,7 +11,8 @@ import (
 // half the limit, so a tool streaming megabytes costs a bounded amount and
 // the aborted result still shows how the output began and where it stopped.
 type partial struct {
-	mu    sync.Mutex
+	mu sync.Mutex
+	// half is the cap of head and of tail; set before the first Write.
 	half  int
 	head  []byte
 	tail  []byte // the last bytes after head; trimmed to half when read
@@ -19,7 +20,7 @@ type partial struct {
 }
 
 func newPartial(limit int) *partial {
-	return &partial{half: max(limit/2, 1)}
+	return &partial{half: limit / 2}
 }
 
 // Write keeps what fits in head and the latest bytes in tail. It never
@@ -29,6 +30,9 @@ func (p *partial) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total += n
+	if p.half < 1 {
+		p.half = 1
+	}
 	if room := p.half - len(p.head); room > 0 {
 		take := min(room, len(b))
 		p.head = append(p.head, b[:take]...)

@@ -25,6 +25,8 @@ type Dispatcher struct {
 	cfg        Config
 	events     event.Handler
 	validators validators
+	// timers are Finish's wake-up timers, reused across rounds.
+	timers sync.Pool
 }
 
 // New returns a dispatcher; zero fields of cfg take their defaults.
@@ -95,7 +97,9 @@ type call struct {
 	// runnable: the call passed its checks and was not answered by Add.
 	runnable bool
 	deps     []*call
-	partial  *partial
+	// partial is the call's tool.Call.Partial; a value, one allocation
+	// fewer per call.
+	partial partial
 
 	// Guarded by Round.mu.
 	started, answered, abandoned bool
@@ -174,7 +178,7 @@ func (r *Round) Add(c llm.Call) {
 	}
 	k.runnable = true
 	k.deps = r.conflicting(k)
-	k.partial = newPartial(r.d.cfg.PartialLimit)
+	k.partial.half = r.d.cfg.PartialLimit / 2
 	if r.hold {
 		r.held = append(r.held, k)
 		return
@@ -211,13 +215,7 @@ func (r *Round) Finish() *Batch {
 		go r.run(k)
 	}
 	r.held = nil
-	var others []*call
-	for _, k := range r.calls {
-		if k.runnable {
-			others = append(others, k)
-		}
-	}
-	r.await(others)
+	r.await(r.calls)
 	if p := r.pause; p != nil {
 		switch {
 		case r.ctx.Err() != nil:
@@ -226,9 +224,9 @@ func (r *Round) Finish() *Batch {
 			r.refuse(p, llm.ResultNotRun, pauseAfterTerminateText(r.terminated()))
 		default:
 			p.runnable = true
-			p.partial = newPartial(r.d.cfg.PartialLimit)
+			p.partial.half = r.d.cfg.PartialLimit / 2
 			go r.run(p)
-			r.await([]*call{p})
+			r.await(r.calls[p.index : p.index+1])
 		}
 	}
 	r.finished = r.batch()

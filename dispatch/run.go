@@ -127,7 +127,7 @@ func invoke(ctx context.Context, k *call, info RoundInfo) (out tool.Output, err 
 		ID:       k.llm.ID,
 		Name:     k.llm.Name,
 		Args:     k.args,
-		Partial:  k.partial,
+		Partial:  &k.partial,
 		ThreadID: info.ThreadID,
 		TurnID:   info.TurnID,
 	})

@@ -6,7 +6,7 @@ import (
 	"github.com/reinhq/rein/llm"
 )
 
-// await returns when every call in ks is settled. A call still running
+// await returns when every runnable call in ks is settled. A call still running
 // past its deadline plus the grace period, or past the grace period after
 // the round was cancelled, is abandoned here: answered at once, its tool
 // left to return on its own goroutine (which then exits).
@@ -14,7 +14,10 @@ func (r *Round) await(ks []*call) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
+			// Stopped timers are safe to Reset (Go 1.23 timers hold no
+			// stale tick), so the next round can reuse this one.
 			timer.Stop()
+			r.d.timers.Put(timer)
 		}
 	}()
 	done := r.ctx.Done()
@@ -26,10 +29,13 @@ func (r *Round) await(ks []*call) {
 		var tick <-chan time.Time
 		if !next.IsZero() {
 			if timer == nil {
-				timer = time.NewTimer(time.Until(next))
-			} else {
-				timer.Reset(time.Until(next))
+				if t, ok := r.d.timers.Get().(*time.Timer); ok {
+					timer = t
+				} else {
+					timer = time.NewTimer(time.Hour)
+				}
 			}
+			timer.Reset(time.Until(next))
 			tick = timer.C
 		}
 		select {
@@ -62,6 +68,10 @@ func (r *Round) sweep(ks []*call) (next time.Time, pending bool) {
 		cancelLimit = r.cancelAt.Add(grace)
 	}
 	for _, k := range ks {
+		if !k.runnable {
+			// Answered by Add, or the pause call not yet launched.
+			continue
+		}
 		select {
 		case <-k.done:
 			continue

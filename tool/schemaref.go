@@ -150,3 +150,102 @@ func (c *refChecker) resolve(ref string) (any, bool) {
 func escape(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
+
+// Keywords of a simple schema (see Validator.simple): the ones the walk
+// checks completely, and annotations, which check nothing.
+var (
+	simpleKeywords = map[string]bool{
+		"type": true, "enum": true, "minLength": true, "maxLength": true,
+		"minimum": true, "maximum": true, "items": true, "minItems": true, "maxItems": true,
+		"required": true, "properties": true, "additionalProperties": true,
+		"$defs": true, "definitions": true,
+	}
+	annotations = map[string]bool{
+		"description": true, "title": true, "default": true, "examples": true,
+		"$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true, "format": true,
+	}
+)
+
+// simpleSchema reports whether the schema n (a node of the canonical tree
+// root; top for the root itself) uses only simple keywords, and references
+// only where the walk follows them: alone (with annotations) and by a
+// pointer it resolves.
+func simpleSchema(root, n any, top bool) bool {
+	switch x := n.(type) {
+	case bool:
+		// false forbids everything, which the walk checks only as
+		// additionalProperties (below).
+		return x
+	case map[string]any:
+		if ref, ok := x["$ref"]; ok {
+			return simpleRef(root, ref, x)
+		}
+		for k, v := range x {
+			switch {
+			case annotations[k]:
+			case k == "$schema" || k == "$id":
+				if !top {
+					return false
+				}
+			case !simpleKeywords[k]:
+				return false
+			case k == "items":
+				if !simpleSchema(root, v, false) {
+					return false
+				}
+			case k == "additionalProperties":
+				// true, false or {}: a real schema for the other
+				// properties is not walked.
+				if _, ok := v.(bool); !ok && !isTrueSchema(v) {
+					return false
+				}
+			case k == "properties" || k == "$defs" || k == "definitions":
+				m, ok := v.(map[string]any)
+				if !ok {
+					return false
+				}
+				for _, sub := range m {
+					if !simpleSchema(root, sub, false) {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func isTrueSchema(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
+}
+
+func simpleRef(root, ref any, node map[string]any) bool {
+	for k := range node {
+		if k != "$ref" && !annotations[k] {
+			return false
+		}
+	}
+	s, ok := ref.(string)
+	if !ok {
+		return false
+	}
+	c := refChecker{root: root}
+	var target any
+	switch {
+	case s == "#":
+		return true
+	case strings.HasPrefix(s, "#/$defs/") && !strings.Contains(s[len("#/$defs/"):], "/"),
+		strings.HasPrefix(s, "#/definitions/") && !strings.Contains(s[len("#/definitions/"):], "/"):
+		// The walk looks the name up as written; a name needing escapes
+		// would resolve differently.
+		if strings.ContainsAny(s, "~%") {
+			return false
+		}
+		target, ok = c.resolve(s)
+	default:
+		return false
+	}
+	return ok && target != nil
+}

@@ -22,13 +22,18 @@ import (
 // exactly when the schema accepts them. The messages, though, come from a
 // walk of our own that names every missing or wrong field with what the
 // schema asks for, because a model fixes a call from the message alone
-// (DeepTutor's guard said "missing" for an empty string, W16).
+// (DeepTutor's guard said "missing" for an empty string, W16). For the
+// plain schemas most tools have, that walk is complete and judges alone.
 type Validator struct {
 	name     string
 	root     *jsonschema.Schema
 	resolved *jsonschema.Resolved
 	// fields describes the top-level fields, for the invalid-JSON message.
 	fields string
+	// simple: the schema uses only keywords the walk checks completely,
+	// so the walk alone judges and the library's slower, allocating
+	// validation is skipped. FuzzCheck holds the two to the same verdicts.
+	simple bool
 }
 
 // ProblemKind classifies one thing wrong with a call's arguments.
@@ -137,6 +142,10 @@ func NewValidator(s Spec) (v *Validator, err error) {
 	}
 	v = &Validator{name: s.Name, root: root, resolved: res}
 	v.fields = v.describeFields()
+	var tree any
+	if json.Unmarshal(canon, &tree) == nil {
+		v.simple = simpleSchema(tree, tree, true)
+	}
 	return v, nil
 }
 
@@ -158,6 +167,14 @@ func (v *Validator) Check(args []byte) (obj map[string]any, err error) {
 	if !ok {
 		return nil, v.fail(Problem{Kind: ProblemNotObject, Message: fmt.Sprintf(
 			"arguments must be a JSON object, got %s; send one JSON object%s", describeValue(val), v.fields)})
+	}
+	if v.simple {
+		w := walker{root: v.root}
+		w.walk(v.root, obj, "", 0)
+		if len(w.problems) > 0 {
+			return nil, v.fail(w.problems...)
+		}
+		return obj, nil
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -223,8 +240,9 @@ type walker struct {
 	problems []Problem
 }
 
-// maxDepth bounds the walk through nested values and $ref chains.
-const maxDepth = 32
+// maxDepth bounds a chain of $ref. NewValidator refuses reference
+// cycles, so a chain ends well before; the bound only guards the walk.
+const maxDepth = 1 << 10
 
 func (w *walker) add(k ProblemKind, field, msg string) {
 	w.problems = append(w.problems, Problem{Kind: k, Field: field, Message: msg})
@@ -260,11 +278,10 @@ func (w walker) deref(s *jsonschema.Schema, depth int) *jsonschema.Schema {
 	return s
 }
 
+// walk has no depth limit of its own: the value is decoded JSON, whose
+// nesting encoding/json bounds, and a schema only recurses through it.
 func (w *walker) walk(s *jsonschema.Schema, val any, path string, depth int) {
-	if depth > maxDepth {
-		return
-	}
-	s = w.deref(s, depth)
+	s = w.deref(s, 0)
 	if s == nil {
 		return
 	}
@@ -334,7 +351,7 @@ func (w *walker) walkObject(s *jsonschema.Schema, x map[string]any, path string,
 		if _, ok := x[r]; ok {
 			continue
 		}
-		sub := w.deref(s.Properties[r], depth)
+		sub := w.deref(s.Properties[r], 0)
 		var what string
 		if sub != nil {
 			what = " (" + typeName(sub) + ")" + describe(sub)
