@@ -1,0 +1,315 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runners returns the runners to test: always the plain one, and the
+// bubblewrap one when it works here.
+func runners(t *testing.T) map[string]*Runner {
+	t.Helper()
+	rs := map[string]*Runner{"plain": NewRunner(Report{Isolation: IsolationNone})}
+	if r := Detect(); r.Isolated() {
+		rs["bwrap"] = NewRunner(r)
+	} else {
+		t.Logf("bubblewrap cases skipped: %s", r)
+	}
+	return rs
+}
+
+// bwrapRunner skips the test when bubblewrap cannot isolate commands here.
+func bwrapRunner(t *testing.T) *Runner {
+	t.Helper()
+	r := Detect()
+	if !r.Isolated() {
+		t.Skipf("bubblewrap is not usable here, so sandbox isolation cannot be tested: %s", r)
+	}
+	return NewRunner(r)
+}
+
+// sleepMarker returns a sleep duration unique to this test, so its
+// processes can be found in /proc.
+func sleepMarker() string {
+	return fmt.Sprintf("100.%06d", rand.IntN(1_000_000))
+}
+
+// survivors returns the pids of processes running `sleep marker`.
+func survivors(t *testing.T, marker string) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(b), "sleep\x00"+marker) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// waitNoSurvivors fails unless every `sleep marker` process is gone soon;
+// a killed process may take a moment to be reaped by its parent.
+func waitNoSurvivors(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		pids := survivors(t, marker)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes survived the command: %v", pids)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestRunReportsOutputAndExitCode(t *testing.T) {
+	for name, r := range runners(t) {
+		t.Run(name, func(t *testing.T) {
+			ws := t.TempDir()
+			cases := []struct {
+				script string
+				code   int
+				out    string
+			}{
+				{"echo hello", 0, "hello\n"},
+				{"echo oops >&2; exit 3", 3, "oops\n"},
+				{"pwd", 0, ws + "\n"},
+				{"printf abc > f.txt && cat f.txt", 0, "abc"},
+			}
+			for _, c := range cases {
+				var out bytes.Buffer
+				res, err := r.Run(context.Background(), Command{Args: []string{"sh", "-c", c.script}, Workspace: ws, Output: &out})
+				if err != nil {
+					t.Fatalf("%q: %v", c.script, err)
+				}
+				if res.ExitCode != c.code || out.String() != c.out || res.TimedOut || res.Canceled {
+					t.Errorf("%q: %+v output %q, want exit %d output %q", c.script, res, out.String(), c.code, c.out)
+				}
+			}
+		})
+	}
+}
+
+func TestRunRefusesWhatCannotStart(t *testing.T) {
+	r := NewRunner(Report{Isolation: IsolationNone})
+	for _, c := range []Command{
+		{Workspace: t.TempDir()},
+		{Args: []string{"true"}, Workspace: "relative/dir"},
+		{Args: []string{"/does/not/exist"}, Workspace: t.TempDir()},
+	} {
+		if _, err := r.Run(context.Background(), c); !errors.Is(err, ErrStart) {
+			t.Errorf("%+v: error %v, want ErrStart", c, err)
+		}
+	}
+}
+
+func TestRunKillsRunawayGroupAtTimeout(t *testing.T) {
+	for name, r := range runners(t) {
+		t.Run(name, func(t *testing.T) {
+			marker := sleepMarker()
+			start := time.Now()
+			res, err := r.Run(context.Background(), Command{
+				Args:      []string{"sh", "-c", "sleep " + marker + " & sleep " + marker},
+				Workspace: t.TempDir(),
+				Timeout:   500 * time.Millisecond,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.TimedOut || res.Canceled {
+				t.Errorf("result %+v, want timed out", res)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %v after a 500ms timeout", d)
+			}
+			waitNoSurvivors(t, marker)
+		})
+	}
+}
+
+func TestRunCancelEndsGroupWithinGrace(t *testing.T) {
+	for name, r := range runners(t) {
+		t.Run(name, func(t *testing.T) {
+			marker := sleepMarker()
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(300*time.Millisecond, cancel)
+			start := time.Now()
+			res, err := r.Run(ctx, Command{
+				Args:      []string{"sh", "-c", "sleep " + marker + " & sleep " + marker},
+				Workspace: t.TempDir(),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Canceled || res.TimedOut {
+				t.Errorf("result %+v, want canceled", res)
+			}
+			// 2 s is the dispatcher's default grace for a cancelled tool.
+			if d := time.Since(start); d > 300*time.Millisecond+2*time.Second {
+				t.Errorf("returned %v after start, beyond the grace", d)
+			}
+			waitNoSurvivors(t, marker)
+		})
+	}
+}
+
+func TestRunSweepsBackgroundChildrenOnExit(t *testing.T) {
+	for name, r := range runners(t) {
+		t.Run(name, func(t *testing.T) {
+			marker := sleepMarker()
+			start := time.Now()
+			var out bytes.Buffer
+			res, err := r.Run(context.Background(), Command{
+				Args:      []string{"sh", "-c", "sleep " + marker + " & echo started"},
+				Workspace: t.TempDir(),
+				Output:    &out,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode != 0 || out.String() != "started\n" {
+				t.Errorf("result %+v output %q", res, out.String())
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("waited %v for a background child", d)
+			}
+			waitNoSurvivors(t, marker)
+		})
+	}
+}
+
+func TestRunScrubsSecretsFromEnvironment(t *testing.T) {
+	t.Setenv("REIN_TEST_API_KEY", "sk-visible-secret-1")
+	t.Setenv("REIN_TEST_TOKEN", "visible-secret-2")
+	t.Setenv("AWS_ACCESS_KEY_ID", "visible-secret-3")
+	t.Setenv("REIN_TEST_PLAIN", "plain-value")
+	for name, r := range runners(t) {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			_, err := r.Run(context.Background(), Command{
+				Args: []string{"sh", "-c", "env"}, Workspace: t.TempDir(), Output: &out,
+				Env: []string{"EXTRA=given"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := out.String()
+			if strings.Contains(env, "visible-secret") {
+				t.Errorf("a secret reached the command:\n%s", env)
+			}
+			for _, want := range []string{"REIN_TEST_PLAIN=plain-value", "EXTRA=given", "PATH="} {
+				if !strings.Contains(env, want) {
+					t.Errorf("%s missing from the environment:\n%s", want, env)
+				}
+			}
+		})
+	}
+}
+
+func TestBwrapHasNoNetwork(t *testing.T) {
+	r := bwrapRunner(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+		accepted <- struct{}{}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	var out bytes.Buffer
+	_, err = r.Run(context.Background(), Command{
+		Args:      []string{"sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"},
+		Workspace: t.TempDir(), Output: &out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ifaces := strings.Fields(out.String()); len(ifaces) != 1 || ifaces[0] != "lo" {
+		t.Errorf("network interfaces in the sandbox: %q, want only lo", out.String())
+	}
+
+	out.Reset()
+	script := fmt.Sprintf(`import socket
+try:
+    socket.create_connection(("127.0.0.1", %d), timeout=2)
+    print("connected")
+except OSError as e:
+    print("refused:", e)
+`, port)
+	res, err := r.Run(context.Background(), Command{
+		Args:      []string{"sh", "-c", `command -v python3 >/dev/null || { echo no-python; exit 0; }; exec python3 -c "$0"`, script},
+		Workspace: t.TempDir(), Output: &out, Timeout: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch got := out.String(); {
+	case strings.Contains(got, "no-python"):
+		t.Log("python3 is not in the sandbox; the loopback connection was not tried")
+	case !strings.HasPrefix(got, "refused:"):
+		t.Errorf("connecting to the test's loopback listener: %q (%+v), want refused", got, res)
+	}
+	select {
+	case <-accepted:
+		t.Error("the listener accepted a connection from the sandbox")
+	default:
+	}
+}
+
+func TestBwrapWritesOnlyTheWorkspace(t *testing.T) {
+	r := bwrapRunner(t)
+	ws, outside := t.TempDir(), t.TempDir()
+	etc := fmt.Sprintf("/etc/rein-sandbox-test-%d", rand.IntN(1_000_000))
+	var out bytes.Buffer
+	script := fmt.Sprintf(`echo in > %[1]s/inside.txt
+{ echo out > %[2]s/outside.txt; } 2>/dev/null && echo wrote-outside
+{ echo etc > %[3]s; } 2>/dev/null && echo wrote-etc
+{ echo usr > /usr/rein-sandbox-test; } 2>/dev/null && echo wrote-usr
+echo tmp > /tmp/private.txt && echo wrote-tmp
+`, ws, outside, etc)
+	_, err := r.Run(context.Background(), Command{Args: []string{"sh", "-c", script}, Workspace: ws, Output: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(etc); os.Remove("/usr/rein-sandbox-test") })
+	if b, err := os.ReadFile(filepath.Join(ws, "inside.txt")); err != nil || string(b) != "in\n" {
+		t.Errorf("workspace write: %q, %v", b, err)
+	}
+	for _, p := range []string{filepath.Join(outside, "outside.txt"), etc, "/usr/rein-sandbox-test"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was written from the sandbox", p)
+		}
+	}
+	if got := out.String(); got != "wrote-tmp\n" {
+		t.Errorf("sandbox reported %q, want only the private /tmp written", got)
+	}
+	if _, err := os.Stat("/tmp/private.txt"); err == nil {
+		t.Error("the sandbox's /tmp is the host's")
+	}
+}
