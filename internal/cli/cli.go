@@ -73,6 +73,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newDemoCmd())
+	root.AddCommand(newRunCmd(), newDemoCmd(), newToolsCmd())
 	return root
 }

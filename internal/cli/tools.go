@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tools/askuser"
+	"github.com/reinhq/rein/tools/fs"
+)
+
+// toolFlags are the flags that decide which tools a turn gets (DESIGN §7.2,
+// §13). `rein tools` has them, and so can run and chat.
+type toolFlags struct {
+	kbs        []string
+	exec       bool
+	enabled    []string
+	suppressed []string
+	capability string
+	exclusive  bool
+}
+
+func (f *toolFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.kbs, "kb", nil, "attach the knowledge base NAME (mounts rag and kb_files); repeatable")
+	fl.BoolVar(&f.exec, "exec", false, "allow exec and code_execution")
+	fl.StringArrayVar(&f.enabled, "tool", nil, "switch on the optional tool NAME; repeatable")
+	fl.StringArrayVar(&f.suppressed, "no-tool", nil, "remove the tool NAME, whatever mounts it; repeatable")
+	fl.StringVar(&f.capability, "capability", defaultCapability,
+		`the active capability: "workspace" (the file tools), "none", or NAME=TOOL,TOOL,… for a bundle of registered tools`)
+	fl.BoolVar(&f.exclusive, "exclusive", false, "the capability owns the turn: only its tools, ask_user, and rag and kb_files with --kb")
+}
+
+// defaultCapability is the capability of a turn that names none: the
+// workspace file tools, which is what rein runs for.
+const defaultCapability = "workspace"
+
+// capabilityFor returns the capability of the --capability value, given the
+// registered file tools; nil for "none".
+func (f *toolFlags) capabilityFor(fileTools []string) (*tool.Capability, error) {
+	var c *tool.Capability
+	switch v := strings.TrimSpace(f.capability); v {
+	case "none":
+		if f.exclusive {
+			return nil, errors.New(`--exclusive needs a capability; --capability is "none"`)
+		}
+		return nil, nil
+	case "workspace", "":
+		c = &tool.Capability{
+			Name:   "workspace",
+			Tools:  fileTools,
+			Prompt: "You work in the user's workspace through the file tools; paths are relative to it.",
+		}
+	default:
+		name, list, ok := strings.Cut(v, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf(`--capability %q: use "workspace", "none" or NAME=TOOL,TOOL,…`, v)
+		}
+		c = &tool.Capability{Name: name}
+		for t := range strings.SplitSeq(list, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				c.Tools = append(c.Tools, t)
+			}
+		}
+		if len(c.Tools) == 0 {
+			return nil, fmt.Errorf("--capability %q names no tools", v)
+		}
+	}
+	c.Exclusive = f.exclusive
+	return c, nil
+}
+
+// registry returns every tool rein has for the workspace ws, and the names
+// of its file tools.
+func registry(ws *sandbox.Workspace) (*tool.Set, []string) {
+	files := fs.Tools(ws)
+	reg := tool.NewSet(files...)
+	reg.Add(askuser.New())
+	names := make([]string, len(files))
+	for i, t := range files {
+		names[i] = t.Spec().Name
+	}
+	return reg, names
+}
+
+// gates computes the turn's flags from the command line. Flags that need a
+// store or a configuration rein does not have yet have no gate, so they are
+// off.
+func (f *toolFlags) gates() map[tool.Flag]tool.Gate {
+	return map[tool.Flag]tool.Gate{
+		tool.HasKB:   tool.On(len(f.kbs) > 0),
+		tool.HasExec: tool.On(f.exec),
+		// code_execution runs under the same policy as exec.
+		tool.HasCode: tool.On(f.exec),
+	}
+}
+
+// composeTools composes the tools of a turn in the workspace ws. Gate
+// failures are logged to logw.
+func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw io.Writer) (*tool.Set, *tool.Report, *tool.Capability, error) {
+	reg, fileTools := registry(ws)
+	c, err := f.capabilityFor(fileTools)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	set, rep := tool.Compose(ctx, tool.Composition{
+		Registry:   reg,
+		Enabled:    f.enabled,
+		Gates:      f.gates(),
+		Capability: c,
+		Suppressed: f.suppressed,
+		Logger:     slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	return set, rep, c, nil
+}
+
+func newToolsCmd() *cobra.Command {
+	var f toolFlags
+	var workspace string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tools [flags]",
+		Short: "Show the tools a turn would get with these flags, and why each is in or out",
+		Long: "tools composes the tool list of a turn as run would: the tools switched on\n" +
+			"with --tool, the tools mounted by the turn's flags (--kb, --exec), the capability's tools,\n" +
+			"then the always-on tools; --no-tool removes a tool whatever mounts it. It prints the\n" +
+			"list in order, then every other known tool with the reason it is out.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tf := turnFlags{workspace: workspace}
+			dir, err := tf.workspaceDir()
+			if err != nil {
+				return usageError(err)
+			}
+			ws, err := sandbox.Open(dir)
+			if err != nil {
+				return usageError(fmt.Errorf("workspace: %w", err))
+			}
+			defer ws.Close()
+			_, rep, _, err := composeTools(cmd.Context(), ws, &f, cmd.ErrOrStderr())
+			if err != nil {
+				return usageError(err)
+			}
+			if asJSON {
+				return writeToolsJSON(cmd.OutOrStdout(), rep)
+			}
+			return writeToolsText(cmd.OutOrStdout(), rep)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace the file tools would use (default: the current directory)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
+	return cmd
+}
+
+func writeToolsJSON(w io.Writer, rep *tool.Report) error {
+	v := struct {
+		Mounted []string `json:"mounted"`
+		*tool.Report
+	}{Mounted: rep.Names(), Report: rep}
+	if v.Mounted == nil {
+		v.Mounted = []string{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeToolsText(w io.Writer, rep *tool.Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	capability := "none"
+	if rep.Capability != "" {
+		capability = rep.Capability
+		if rep.Exclusive {
+			capability += " (exclusive)"
+		}
+	}
+	fmt.Fprintf(tw, "capability:\t%s\n", capability)
+	var flags []string
+	for _, fv := range rep.Flags {
+		switch {
+		case fv.Skipped:
+			continue
+		case fv.Err != "":
+			flags = append(flags, string(fv.Flag)+" failed")
+		case fv.On:
+			flags = append(flags, string(fv.Flag))
+		}
+	}
+	if len(flags) == 0 {
+		flags = []string{"none"}
+	}
+	fmt.Fprintf(tw, "flags on:\t%s\n\n", strings.Join(flags, ", "))
+	in, out := 0, 0
+	for _, d := range rep.Tools {
+		if d.In {
+			if in == 0 {
+				fmt.Fprintln(tw, "in (in the order offered):")
+			}
+			in++
+			fmt.Fprintf(tw, "  %d. %s\t%s\n", in, d.Name, d.Reason)
+		}
+	}
+	if in == 0 {
+		fmt.Fprintln(tw, "in: no tools")
+	}
+	for _, d := range rep.Tools {
+		if !d.In {
+			if out == 0 {
+				fmt.Fprintln(tw, "\nout:")
+			}
+			out++
+			fmt.Fprintf(tw, "  - %s\t%s\n", d.Name, d.Reason)
+		}
+	}
+	return tw.Flush()
+}
