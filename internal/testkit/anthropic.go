@@ -144,6 +144,9 @@ func (m *AnthropicServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
+	// Headers go out at once, as the API sends them, so a gated stream
+	// opens before its first event is released.
+	http.NewResponseController(w).Flush()
 	out := &sseWriter{w: w, gate: gate, reset: round.Fault == FaultResetAfterOutput}
 	m.stream(out, round, msgID, model, n)
 }

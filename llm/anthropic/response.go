@@ -108,11 +108,22 @@ func (a *assembler) message(msg *sdk.Message) error {
 	a.start(msg.ID, string(msg.Model), msg.Usage)
 	for i := range msg.Content {
 		c := &msg.Content[i]
-		if err := a.blockStart(i, blockStart{
+		bs := blockStart{
 			typ: c.Type, text: c.Text, thinking: c.Thinking, signature: c.Signature,
 			data: c.Data, id: c.ID, name: c.Name, input: c.Input, raw: c.RawJSON(),
-		}); err != nil {
+		}
+		if c.Type == "tool_use" {
+			// Deliver the input as the one delta a stream would have
+			// split it into.
+			bs.input = nil
+		}
+		if err := a.blockStart(i, bs); err != nil {
 			return err
+		}
+		if c.Type == "tool_use" {
+			if err := a.delta(i, &sdk.MessageStreamEventUnionDelta{Type: "input_json_delta", PartialJSON: string(c.Input)}); err != nil {
+				return err
+			}
 		}
 		if err := a.blockStop(i); err != nil {
 			return err
