@@ -1,0 +1,228 @@
+// Package exec provides the tools that run programs (DESIGN §7.3): exec
+// runs a shell command in the workspace and code_execution runs a snippet
+// of python, go or sh in a fresh directory. Both run through a
+// sandbox.Runner: inside bubblewrap when it works here (no network, the
+// system read-only, only the workspace writable), otherwise as plain
+// subprocesses that declare NeedsApproval, so they run only after the user
+// agrees. Either way the environment is scrubbed of secrets and every
+// process a command starts is killed when it ends, times out or is
+// cancelled.
+package exec
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/tool"
+)
+
+// Tool names.
+const (
+	ExecName = "exec"
+	CodeName = "code_execution"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout   = 30 * time.Second
+	MaxTimeout       = 300 * time.Second
+	DefaultMaxOutput = 10_000
+)
+
+// Options configures the tools. The zero value uses the sandbox Detect
+// finds and the defaults above.
+type Options struct {
+	// Runner runs the commands; nil means sandbox.NewRunner(sandbox.Detect()).
+	Runner *sandbox.Runner
+	// DefaultTimeout applies when the model gives none (DefaultTimeout).
+	DefaultTimeout time.Duration
+	// MaxTimeout caps what the model may ask for (MaxTimeout).
+	MaxTimeout time.Duration
+	// MaxOutput is how many bytes of output the model sees, head and tail
+	// together (DefaultMaxOutput).
+	MaxOutput int
+	// GoCache is the build cache code_execution gives go, kept between
+	// runs so a snippet does not rebuild the standard library; empty means
+	// rein/go-build under the user's cache directory.
+	GoCache string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Runner == nil {
+		o.Runner = sandbox.NewRunner(sandbox.Detect())
+	}
+	if o.DefaultTimeout <= 0 {
+		o.DefaultTimeout = DefaultTimeout
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = MaxTimeout
+	}
+	o.DefaultTimeout = min(o.DefaultTimeout, o.MaxTimeout)
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultMaxOutput
+	}
+	return o
+}
+
+// Tools returns exec and code_execution for the workspace ws.
+func Tools(ws *sandbox.Workspace, opts Options) []tool.Tool {
+	return []tool.Tool{Exec(ws, opts), CodeExecution(ws, opts)}
+}
+
+type execInput struct {
+	Command string `json:"command" jsonschema:"the shell command, run with sh -c in the workspace root"`
+	Timeout int    `json:"timeout,omitempty" jsonschema:"seconds before the command and everything it started are killed: 1 to 300, default 30"`
+}
+
+type execTool struct {
+	spec tool.Spec
+	ws   *sandbox.Workspace
+	opts Options
+}
+
+// Exec returns the exec tool: a shell command run with sh -c in the
+// workspace root.
+func Exec(ws *sandbox.Workspace, opts Options) tool.Tool {
+	opts = opts.withDefaults()
+	return &execTool{
+		spec: spec[execInput](ExecName,
+			"Run a shell command (sh -c) in the workspace root and get its output and exit code. "+
+				isolationNote(opts.Runner.Report())+" "+limitsNote(opts),
+			opts, nil),
+		ws: ws, opts: opts,
+	}
+}
+
+func (t *execTool) Spec() tool.Spec { return t.spec }
+
+func (t *execTool) Run(ctx context.Context, call tool.Call) (tool.Output, error) {
+	var in execInput
+	if err := json.Unmarshal(call.Args, &in); err != nil {
+		return tool.Output{}, fmt.Errorf("invalid arguments for exec: %w", err)
+	}
+	if strings.TrimSpace(in.Command) == "" {
+		return failed(`exec needs a "command": the shell command to run, such as "ls -la" or "go test ./..."`), nil
+	}
+	timeout, note := clampTimeout(in.Timeout, t.opts)
+	return run(ctx, call, t.opts, sandbox.Command{
+		Args:      []string{"sh", "-c", in.Command},
+		Workspace: t.ws.Dir(),
+		Timeout:   timeout,
+	}, note), nil
+}
+
+// spec builds a tool spec with the JSON Schema of In; enums adds enum
+// constraints by property name, which struct tags cannot express.
+func spec[In any](name, desc string, opts Options, enums map[string][]any) tool.Spec {
+	s, err := jsonschema.For[In](nil)
+	if err != nil {
+		// The input types are this package's own; they always have a
+		// schema, as the tests show.
+		panic(fmt.Sprintf("exec: schema of %s: %v", name, err))
+	}
+	for prop, values := range enums {
+		s.Properties[prop].Enum = values
+	}
+	schema, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("exec: schema of %s: %v", name, err))
+	}
+	return tool.Spec{
+		Name:        name,
+		Description: desc,
+		Schema:      schema,
+		Access:      tool.Exclusive,
+		// The command enforces its own timeout; the dispatcher's deadline
+		// is only a backstop beyond the longest the model may ask for.
+		Timeout:       opts.MaxTimeout + 15*time.Second,
+		NeedsApproval: !opts.Runner.Report().Isolated(),
+	}
+}
+
+func isolationNote(r sandbox.Report) string {
+	if r.Isolated() {
+		return "It runs in a sandbox: no network, the system read-only, only the workspace writable, and a private /tmp that is emptied afterwards."
+	}
+	return "It runs on the host without isolation, after the user approves it."
+}
+
+func limitsNote(o Options) string {
+	return fmt.Sprintf("Default timeout %d s, at most %d s; output beyond about %d characters is cut from the middle.",
+		int(o.DefaultTimeout.Seconds()), int(o.MaxTimeout.Seconds()), o.MaxOutput)
+}
+
+// clampTimeout turns the model's timeout in seconds into a duration within
+// 1 s and the maximum, and says so when it had to change it.
+func clampTimeout(sec int, o Options) (time.Duration, string) {
+	if sec == 0 {
+		return o.DefaultTimeout, ""
+	}
+	d := time.Duration(sec) * time.Second
+	switch {
+	case sec < 1:
+		return time.Second, fmt.Sprintf("timeout %d s is below 1 s; used 1 s", sec)
+	case d > o.MaxTimeout:
+		return o.MaxTimeout, fmt.Sprintf("timeout %d s is above the maximum; used %d s", sec, int(o.MaxTimeout.Seconds()))
+	}
+	return d, ""
+}
+
+// result is the structured outcome given to UIs in Output.Meta.
+type result struct {
+	ExitCode   int    `json:"exit_code"`
+	TimedOut   bool   `json:"timed_out,omitempty"`
+	Canceled   bool   `json:"canceled,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+	CutBytes   int    `json:"cut_bytes,omitempty"`
+	Isolation  string `json:"isolation"`
+}
+
+// run runs c, streaming its output to call.Partial, and describes how it
+// ended: a first line with the exit code (or the timeout), then the
+// output cut to opts.MaxOutput.
+func run(ctx context.Context, call tool.Call, opts Options, c sandbox.Command, note string) tool.Output {
+	out := newCapped(opts.MaxOutput)
+	c.Output = out
+	if call.Partial != nil {
+		c.Output = io.MultiWriter(out, call.Partial)
+	}
+	res, err := opts.Runner.Run(ctx, c)
+	if err != nil {
+		return failed(err.Error())
+	}
+	var head string
+	switch {
+	case res.TimedOut:
+		head = fmt.Sprintf("timed out after %s: the command and every process it started were killed", c.Timeout)
+	case res.Canceled:
+		head = "interrupted: the command and every process it started were killed"
+	default:
+		head = fmt.Sprintf("exit code %d", res.ExitCode)
+	}
+	head += fmt.Sprintf(" (%s)", res.Duration.Round(time.Millisecond))
+	if note != "" {
+		head += "; " + note
+	}
+	text := out.String()
+	if text == "" {
+		text = "(no output)"
+	}
+	meta, _ := json.Marshal(result{
+		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Canceled: res.Canceled,
+		DurationMS: res.Duration.Milliseconds(), CutBytes: out.cut(),
+		Isolation: string(opts.Runner.Report().Isolation),
+	})
+	return tool.Output{
+		Text:   head + "\n" + text,
+		Meta:   meta,
+		Failed: res.ExitCode != 0 || res.TimedOut || res.Canceled,
+	}
+}
+
+func failed(msg string) tool.Output { return tool.Output{Text: msg, Failed: true} }
