@@ -1,6 +1,8 @@
-// Package provider turns a model spec such as "openai:gpt-5-mini" or
-// "scripted:demo.yaml" into an llm.Model (DESIGN §6, §13): which wire
-// protocol, which base URL and which key, from flags and the environment.
+// Package provider turns a model spec such as "openai:gpt-5-mini",
+// "local:qwen3" or "scripted:demo.yaml" into an llm.Model (DESIGN §6, §13):
+// which wire protocol, which base URL and which key, from flags, the
+// environment and the configuration file, and what is known about the model
+// (its capabilities and price).
 package provider
 
 import (
@@ -9,10 +11,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/llm/anthropic"
-	"github.com/reinhq/rein/llm/openai"
-	"github.com/reinhq/rein/llm/scripted"
+	"github.com/reinhq/rein/config"
 )
 
 // Spec names a model: provider and model name.
@@ -23,24 +22,48 @@ type Spec struct {
 
 func (s Spec) String() string { return s.Provider + ":" + s.Model }
 
-// Providers are the known provider prefixes.
+// Providers are the built-in provider prefixes. Configured providers add
+// their own names.
 var Providers = []string{"openai", "openai-chat", "anthropic", "deepseek", "scripted"}
 
-// ParseSpec parses "provider:model".
+// builtin describes a built-in provider.
+type builtin struct {
+	protocol string
+	keyEnv   string
+	baseEnv  string
+	// base is the base URL when neither the flag nor baseEnv gives one;
+	// empty leaves the SDK's default.
+	base string
+	// model is the model chosen when only the key is set.
+	model string
+	// family is the vendor whose models the built-in table lists for it.
+	family string
+}
+
+var builtins = map[string]builtin{
+	"openai":      {protocol: "openai", keyEnv: "OPENAI_API_KEY", baseEnv: "OPENAI_BASE_URL", model: "gpt-5-mini", family: "openai"},
+	"openai-chat": {protocol: "openai-chat", keyEnv: "OPENAI_API_KEY", baseEnv: "OPENAI_BASE_URL", model: "gpt-5-mini", family: "openai"},
+	"anthropic":   {protocol: "anthropic", keyEnv: "ANTHROPIC_API_KEY", baseEnv: "ANTHROPIC_BASE_URL", model: "claude-sonnet-4-5", family: "anthropic"},
+	"deepseek":    {protocol: "openai-chat", keyEnv: "DEEPSEEK_API_KEY", baseEnv: "DEEPSEEK_BASE_URL", base: "https://api.deepseek.com", model: "deepseek-chat", family: "deepseek"},
+	"scripted":    {protocol: "scripted"},
+}
+
+// ParseSpec parses "provider:model". It checks the form only: whether the
+// provider exists depends on the configuration, which Resolve reads.
 func ParseSpec(s string) (Spec, error) {
 	p, m, ok := strings.Cut(s, ":")
 	if !ok || p == "" || m == "" {
-		return Spec{}, fmt.Errorf("model %q: want PROVIDER:MODEL, e.g. openai:gpt-5-mini or scripted:script.yaml (providers: %s)", s, strings.Join(Providers, ", "))
+		return Spec{}, fmt.Errorf("model %q: want PROVIDER:MODEL, e.g. openai:gpt-5-mini or scripted:script.yaml (built-in providers: %s; more in the config file)", s, strings.Join(Providers, ", "))
 	}
-	for _, k := range Providers {
-		if p == k {
-			return Spec{Provider: p, Model: m}, nil
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return Spec{}, fmt.Errorf("model %q: provider %q is not a provider name (built-in: %s)", s, p, strings.Join(Providers, ", "))
 		}
 	}
-	return Spec{}, fmt.Errorf("model %q: unknown provider %q (known: %s)", s, p, strings.Join(Providers, ", "))
+	return Spec{Provider: p, Model: m}, nil
 }
 
-// Config is what Open reads besides the spec.
+// Config is what Resolve reads besides the spec.
 type Config struct {
 	// BaseURL overrides the provider's base URL (--base-url).
 	BaseURL string
@@ -48,6 +71,8 @@ type Config struct {
 	Getenv func(string) string
 	// NoStream asks for whole responses instead of streams.
 	NoStream bool
+	// File is the configuration; nil reads it from config.Path(Getenv).
+	File *config.File
 }
 
 func (c Config) getenv(k string) string {
@@ -57,78 +82,63 @@ func (c Config) getenv(k string) string {
 	return os.Getenv(k)
 }
 
-// ErrNoProvider says no model was given and no provider key is set.
-var ErrNoProvider = errors.New("no model configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or DEEPSEEK_API_KEY " +
-	"(any non-empty value for a local server, with --base-url), or pass --model PROVIDER:MODEL; " +
-	"to see rein work offline, run: rein demo")
-
-// Default returns the spec of the first provider whose key is set, or
-// ErrNoProvider.
-func Default(c Config) (Spec, error) {
-	switch {
-	case c.getenv("OPENAI_API_KEY") != "":
-		return Spec{Provider: "openai", Model: "gpt-5-mini"}, nil
-	case c.getenv("ANTHROPIC_API_KEY") != "":
-		return Spec{Provider: "anthropic", Model: "claude-sonnet-4-5"}, nil
-	case c.getenv("DEEPSEEK_API_KEY") != "":
-		return Spec{Provider: "deepseek", Model: "deepseek-chat"}, nil
+// file returns the configuration, reading it when not given.
+func (c Config) file() (*config.File, error) {
+	if c.File != nil {
+		return c.File, nil
 	}
-	return Spec{}, ErrNoProvider
+	f, err := config.LoadDefault(c.getenv)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := checkNames(f); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
-// Open returns the model a spec names, wrapped with the retry policy of
-// DESIGN §2.6 (the scripted model is not retried: its errors are the test).
-func Open(s Spec, c Config) (llm.Model, error) {
-	base := func(env string) string {
-		if c.BaseURL != "" {
-			return c.BaseURL
+// checkNames refuses configured providers that would shadow built-in ones:
+// a spec must mean the same thing on every machine that has the key.
+func checkNames(f *config.File) error {
+	for name := range f.Providers {
+		if _, ok := builtins[name]; ok {
+			return fmt.Errorf("config %s: providers.%s: %q is a built-in provider; give yours another name (use [models.\"%s:MODEL\"] to change what is known about its models)", f.Path, name, name, name)
 		}
-		return c.getenv(env)
 	}
-	key := func(env string) (string, error) {
-		k := c.getenv(env)
-		if k == "" {
-			return "", fmt.Errorf("%s: %s is not set; export it (any non-empty value for a local server)", s, env)
-		}
-		return k, nil
+	return nil
+}
+
+// ErrNoProvider says no model was given and no provider key is set.
+var ErrNoProvider = errors.New("no model configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or DEEPSEEK_API_KEY " +
+	"(any non-empty value for a local server, with --base-url), pass --model PROVIDER:MODEL, " +
+	"or name a model in the config file (model = \"PROVIDER:MODEL\"; see rein models); " +
+	"to see rein work offline, run: rein demo")
+
+// Default returns the model to use when none is given: the config file's
+// model, else the first built-in provider whose key is set, else the first
+// configured provider (by name) whose key variable is set and that lists a
+// model. With none, it returns ErrNoProvider.
+func Default(c Config) (Spec, error) {
+	f, err := c.file()
+	if err != nil {
+		return Spec{}, err
 	}
-	switch s.Provider {
-	case "scripted":
-		m, err := scripted.Load(s.Model)
-		if err != nil {
-			return nil, fmt.Errorf("scripted model: %w", err)
-		}
-		return m, nil
-	case "openai", "openai-chat":
-		k, err := key("OPENAI_API_KEY")
-		if err != nil {
-			return nil, err
-		}
-		o := openai.Options{APIKey: k, BaseURL: base("OPENAI_BASE_URL"), Model: s.Model, NoStream: c.NoStream}
-		if s.Provider == "openai" {
-			return llm.WithRetry(openai.NewResponses(o), llm.RetryPolicy{}), nil
-		}
-		return llm.WithRetry(openai.NewChat(o), llm.RetryPolicy{}), nil
-	case "deepseek":
-		k, err := key("DEEPSEEK_API_KEY")
-		if err != nil {
-			return nil, err
-		}
-		b := base("DEEPSEEK_BASE_URL")
-		if b == "" {
-			b = "https://api.deepseek.com"
-		}
-		return llm.WithRetry(openai.NewChat(openai.Options{APIKey: k, BaseURL: b, Model: s.Model, Name: "deepseek", NoStream: c.NoStream}), llm.RetryPolicy{}), nil
-	case "anthropic":
-		k, err := key("ANTHROPIC_API_KEY")
-		if err != nil {
-			return nil, err
-		}
-		m, err := anthropic.New(anthropic.Options{APIKey: k, BaseURL: base("ANTHROPIC_BASE_URL"), Model: s.Model, DisableStreaming: c.NoStream})
-		if err != nil {
-			return nil, err
-		}
-		return llm.WithRetry(m, llm.RetryPolicy{}), nil
+	if f.Model != "" {
+		return ParseSpec(f.Model)
 	}
-	return nil, fmt.Errorf("unknown provider %q", s.Provider)
+	for _, name := range []string{"openai", "anthropic", "deepseek"} {
+		if b := builtins[name]; c.getenv(b.keyEnv) != "" {
+			return Spec{Provider: name, Model: b.model}, nil
+		}
+	}
+	for _, name := range sortedKeys(f.Providers) {
+		p := f.Providers[name]
+		if p.KeyEnv == "" || c.getenv(p.KeyEnv) == "" {
+			continue
+		}
+		if models := sortedKeys(p.Models); len(models) > 0 {
+			return Spec{Provider: name, Model: models[0]}, nil
+		}
+	}
+	return Spec{}, ErrNoProvider
 }

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/internal/cli"
 	"github.com/reinhq/rein/internal/testkit"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider"
 )
 
 // isolateEnv clears every provider variable and points the config lookup at
@@ -172,5 +174,128 @@ func TestRunWithoutAnyKeyPointsAtDemo(t *testing.T) {
 		if !strings.Contains(stderr.String(), w) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
 		}
+	}
+}
+
+// writeConfigFile writes the config file where isolateEnv's
+// XDG_CONFIG_HOME points.
+func writeConfigFile(t *testing.T, text string) {
+	t.Helper()
+	dir := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "rein")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunConfiguredProvider(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		model []string // the --model flag, if any
+		extra string   // more config
+	}{
+		{"named on the command line", []string{"--model", "local:m"}, ""},
+		{"the config file's default", nil, "model = \"local:m\"\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			isolateEnv(t)
+			srv := testkit.NewChatServer(t, parallelReads()...)
+			writeConfigFile(t, tc.extra+"[providers.local]\nprotocol = \"openai-chat\"\nbase_url = \""+srv.BaseURL()+"\"\n")
+			args := append([]string{"run", "--json", "--workspace", chatWorkspace(t)}, tc.model...)
+			var stdout, stderr bytes.Buffer
+			code := cli.Main(context.Background(), append(args, "What do a.txt and b.txt say?"), &stdout, &stderr)
+			if code != cli.ExitCompleted {
+				t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), `"answer":"a.txt says alpha and b.txt says beta."`) {
+				t.Errorf("no answer in the output:\n%s", stdout.String())
+			}
+			checkParallelRound(t, srv)
+		})
+	}
+}
+
+func TestRunConfigErrorsExitTwo(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		args         []string
+		want         []string
+	}{
+		{"no key with a config file", "[providers.local]\nprotocol = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+			[]string{"run", "hello"}, []string{"rein demo", "OPENAI_API_KEY"}},
+		{"broken config file", "[providers.local]\nprotocol = \"openai-chat\"\nbase_ur = \"x\"\n",
+			[]string{"run", "hello"}, []string{"config.toml", "base_ur"}},
+		{"unknown provider", "", []string{"run", "--model", "nope:m", "hello"}, []string{`unknown provider "nope"`}},
+		{"a configured key that is not set", "[providers.r]\nprotocol = \"openai\"\nkey_env = \"R_KEY\"\n",
+			[]string{"run", "--model", "r:m", "hello"}, []string{"R_KEY is not set"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			isolateEnv(t)
+			if tc.config != "" {
+				writeConfigFile(t, tc.config)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := cli.Main(context.Background(), tc.args, &stdout, &stderr); code != cli.ExitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, cli.ExitUsage, stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+func TestModelsCommand(t *testing.T) {
+	isolateEnv(t)
+	t.Setenv("OPENAI_API_KEY", "x")
+	writeConfigFile(t, `
+[providers.local]
+protocol = "openai-chat"
+base_url = "http://127.0.0.1:8080/v1"
+tool_mode = "text"
+
+[providers.local.models.qwen3]
+context_window = 32768
+max_output = 8192
+estimated = ["max_output"]
+price = { input_per_m = 0.5, output_per_m = 1.5 }
+`)
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main(context.Background(), []string{"models"}, &stdout, &stderr); code != cli.ExitCompleted {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, w := range []string{
+		"config.toml (read)",
+		"openai — built-in, Responses API, OPENAI_API_KEY set",
+		"anthropic — built-in, Anthropic Messages, ANTHROPIC_API_KEY not set",
+		"local — config, Chat Completions, http://127.0.0.1:8080/v1, no key, tools text",
+		"gpt-5-mini", "claude-sonnet-4-5", "deepseek-reasoner",
+		"~8,192", "32,768", "~ estimated",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("models output lacks %q:\n%s", w, out)
+		}
+	}
+	if !regexp.MustCompile(`qwen3\s+32,768\s+~8,192\s+text\s+~yes\s+~tool-turn\s+0\.5\s+1\.5\s+0\.5`).MatchString(out) {
+		t.Errorf("the qwen3 row is wrong:\n%s", out)
+	}
+
+	stdout.Reset()
+	if code := cli.Main(context.Background(), []string{"models", "--json"}, &stdout, &stderr); code != cli.ExitCompleted {
+		t.Fatalf("--json: exit %d: %s", code, stderr.String())
+	}
+	var v struct {
+		Providers []provider.Info `json:"providers"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
+		t.Fatalf("--json output: %v", err)
+	}
+	if n := len(v.Providers); n != 5 || v.Providers[4].Name != "local" || v.Providers[4].Models[0].Caps.ContextWindow != 32768 {
+		t.Errorf("--json providers: %+v", v.Providers)
 	}
 }

@@ -74,5 +74,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newDemoCmd(), newToolsCmd())
+	root.AddCommand(newModelsCmd())
 	return root
 }

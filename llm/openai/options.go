@@ -70,6 +70,14 @@ type Options struct {
 	Extra map[string]any
 	// Headers are added to every request.
 	Headers map[string]string
+
+	// TextTools drives a Chat model in text tool mode (DESIGN §5.2), for
+	// servers without native function calling: tools are described in the
+	// system prompt, calls are parsed from the text and replayed in the
+	// text format, and results go back as user-role text. A Chat model
+	// switches to it by itself when the server answers a request with
+	// tools with an [llm.ToolsUnsupported] error.
+	TextTools bool
 }
 
 func (o *Options) name() string {
