@@ -188,11 +188,11 @@ func (r *Round) Add(c llm.Call) {
 
 // tooMany answers a call past the limit and warns, once per round.
 func (r *Round) tooMany(k *call) {
-	max := r.d.cfg.MaxCalls
-	r.refuse(k, llm.ResultNotRun, tooManyText(k.index, max))
+	limit := r.d.cfg.MaxCalls
+	r.refuse(k, llm.ResultNotRun, tooManyText(k.index, limit))
 	if !r.warned {
 		r.warned = true
-		r.emit(event.Event{Type: event.Warning, Code: event.WarnTooManyCall, Content: tooManyWarning(max)})
+		r.emit(event.Event{Type: event.Warning, Code: event.WarnTooManyCall, Content: tooManyWarning(limit)})
 	}
 }
 

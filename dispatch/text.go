@@ -36,13 +36,13 @@ func errorText(msg, detail, partial string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func tooManyText(index, max int) string {
+func tooManyText(index, limit int) string {
 	return fmt.Sprintf("not run: this was call %d of the round and at most %d calls run per round; "+
-		"if it is still needed, call it again in the next round", index+1, max)
+		"if it is still needed, call it again in the next round", index+1, limit)
 }
 
-func tooManyWarning(max int) string {
-	return fmt.Sprintf("the model made more than %d calls in one round; the calls after the %dth were answered as not run", max, max)
+func tooManyWarning(limit int) string {
+	return fmt.Sprintf("the model made more than %d calls in one round; the calls after call %d were answered as not run", limit, limit)
 }
 
 func duplicateText(first *call) string {
