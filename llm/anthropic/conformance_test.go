@@ -475,3 +475,134 @@ func normalizeRequest(body map[string]any) map[string]any {
 	out["messages"] = msgs
 	return out
 }
+
+// TestRecordedWebSearchBlocksAreKept replays the web search recordings as far
+// as they apply: the server_tool_use and web_search_tool_result blocks of a
+// response are kept, and a later turn sends them back unchanged beside the
+// text, as the recording client did.
+func TestRecordedWebSearchBlocksAreKept(t *testing.T) {
+	root := recordedRoot(t)
+	for _, name := range []string{"generate", "stream"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(root, "TestAnthropicWebSearch", name+".yaml")
+			rec, ex := loadExchanges(t, path)
+			rp := testkit.NewReplayer(rec)
+			defer rp.Close()
+			req, opts := requestFrom(t, ex[0].req, false)
+			opts.BaseURL, opts.APIKey = rp.URL, "recorded"
+			m, err := New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var history []llm.Item
+			for i := range ex {
+				if i > 0 {
+					// The follow-up turn: the recorded user text after
+					// the first answer.
+					msgs := asList(ex[i].req["messages"])
+					last := msgs[len(msgs)-1].(map[string]any)
+					history = append(history, llm.UserText(blocksOf(last["content"])[0]["text"].(string)))
+				} else {
+					history = append(history, req.Items...)
+				}
+				req.Items = history
+				_, resp, err := run(t, m, req)
+				if err != nil {
+					t.Fatalf("turn %d: %v", i+1, err)
+				}
+				var kept []string
+				for _, p := range resp.Parts {
+					if p.Kind == llm.PartReasoning && p.Opaque != nil && len(p.Opaque.Raw) > 0 {
+						var b struct{ Type string }
+						json.Unmarshal(p.Opaque.Raw, &b)
+						kept = append(kept, b.Type)
+					}
+				}
+				if want := []string{"server_tool_use", "web_search_tool_result"}; !reflect.DeepEqual(kept, want) {
+					t.Errorf("turn %d: kept blocks %v, want %v", i+1, kept, want)
+				}
+				if textOf(resp) == "" || resp.Finish != llm.FinishStop {
+					t.Errorf("turn %d: answer %q, finish %q", i+1, textOf(resp), resp.Finish)
+				}
+				history = append(history, llm.Item{Role: llm.RoleAssistant, Parts: resp.Parts})
+				if i == 0 {
+					continue
+				}
+				var sent map[string]any
+				json.Unmarshal(rp.Requests()[i], &sent)
+				got, want := serverBlocks(sent), serverBlocks(ex[i].req)
+				if !reflect.DeepEqual(got, want) {
+					g, _ := json.Marshal(got)
+					w, _ := json.Marshal(want)
+					t.Errorf("turn %d: server tool blocks sent back\n got %s\nwant %s", i+1, g, w)
+				}
+				if g, w := sentText(sent), sentText(ex[i].req); g != w {
+					t.Errorf("turn %d: assistant text sent back\n got %q\nwant %q", i+1, g, w)
+				}
+			}
+		})
+	}
+}
+
+// serverBlocks returns the provider-executed tool blocks of the assistant
+// messages of a request. The caller field and null fields, which the
+// recording client left out and the API accepts either way, are not
+// compared.
+func serverBlocks(body map[string]any) []any {
+	var out []any
+	for _, msg := range asList(body["messages"]) {
+		m := msg.(map[string]any)
+		if m["role"] != "assistant" {
+			continue
+		}
+		for _, b := range blocksOf(m["content"]) {
+			if b["type"] == "server_tool_use" || b["type"] == "web_search_tool_result" {
+				c := map[string]any{}
+				for k, v := range b {
+					if k != "caller" {
+						c[k] = v
+					}
+				}
+				out = append(out, withoutNulls(c))
+			}
+		}
+	}
+	return out
+}
+
+// sentText concatenates the text blocks of the assistant messages.
+func sentText(body map[string]any) string {
+	var s strings.Builder
+	for _, msg := range asList(body["messages"]) {
+		m := msg.(map[string]any)
+		if m["role"] != "assistant" {
+			continue
+		}
+		for _, b := range blocksOf(m["content"]) {
+			if b["type"] == "text" {
+				s.WriteString(b["text"].(string))
+			}
+		}
+	}
+	return s.String()
+}
+
+func withoutNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			if e != nil {
+				m[k] = withoutNulls(e)
+			}
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = withoutNulls(e)
+		}
+		return l
+	}
+	return v
+}
