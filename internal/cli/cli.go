@@ -75,5 +75,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newDemoCmd(), newToolsCmd())
 	root.AddCommand(newModelsCmd())
+	root.AddCommand(newDoctorCmd())
 	return root
 }

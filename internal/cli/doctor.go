@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/tools/fs"
+)
+
+func newDoctorCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Show what works here: providers, the sandbox, ripgrep, the config and data directories",
+		Long: "doctor checks this machine: which providers have a key (never printing it) and where\n" +
+			"their requests go, whether exec runs inside bubblewrap and why (or why not), whether\n" +
+			"grep can use ripgrep, and where rein reads its config and keeps its data.\n" +
+			"It exits 1 when the config file cannot be read.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !doctor(cmd.OutOrStdout()) {
+				return exitCode(ExitFailed)
+			}
+			return nil
+		},
+	}
+}
+
+// doctor writes the report and says whether everything it needs to run
+// could be read.
+func doctor(w io.Writer) bool {
+	ok := true
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+
+	path := config.Path(nil)
+	f, err := config.LoadDefault(nil)
+	switch {
+	case err != nil:
+		fmt.Fprintf(tw, "config\t%s: cannot be read: %v\n", path, err)
+		f, ok = &config.File{}, false
+	case f.Path != "":
+		fmt.Fprintf(tw, "config\t%s\n", path)
+	default:
+		fmt.Fprintf(tw, "config\t%s (not found; built-in providers only)\n", path)
+	}
+	fmt.Fprintf(tw, "data\t%s\n", dirState(dataDir()))
+
+	fmt.Fprintln(tw, "providers\t")
+	list, err := provider.List(provider.Config{File: f})
+	if err != nil {
+		fmt.Fprintf(tw, "  (cannot list: %v)\t\n", err)
+		ok = false
+	}
+	for _, p := range list {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Name, keyState(p), baseState(p.BaseURL))
+	}
+
+	fmt.Fprintf(tw, "sandbox\t%s\n", sandbox.Detect())
+	if rg := fs.Ripgrep(); rg != "" {
+		fmt.Fprintf(tw, "ripgrep\t%s (grep uses it)\n", rg)
+	} else {
+		fmt.Fprintln(tw, "ripgrep\tnot found (grep uses its built-in search, slower on large trees)")
+	}
+	tw.Flush()
+	return ok
+}
+
+func keyState(p provider.Info) string {
+	switch {
+	case p.KeyEnv == "":
+		return "no key needed"
+	case p.KeySet:
+		return "key set (" + p.KeyEnv + ")"
+	default:
+		return "no key: set " + p.KeyEnv
+	}
+}
+
+// baseState shows where requests go without what a URL may carry of a
+// secret: user information and the query are dropped.
+func baseState(base string) string {
+	if base == "" {
+		return "default base URL"
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "base URL set but not a valid URL"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return "base URL " + u.String()
+}
+
+// dataDir is where rein keeps threads and the tools' data:
+// $XDG_DATA_HOME/rein, or ~/.local/share/rein.
+func dataDir() string {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "rein")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".local", "share", "rein")
+}
+
+func dirState(dir string) string {
+	if dir == "" {
+		return "unknown (neither XDG_DATA_HOME nor HOME is set)"
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return dir
+	case err == nil:
+		return dir + " (not a directory)"
+	case os.IsNotExist(err):
+		return dir + " (not created yet)"
+	default:
+		return fmt.Sprintf("%s (%v)", dir, err)
+	}
+}
