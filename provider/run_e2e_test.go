@@ -299,3 +299,29 @@ price = { input_per_m = 0.5, output_per_m = 1.5 }
 		t.Errorf("--json providers: %+v", v.Providers)
 	}
 }
+
+func TestRunConfiguredTextToolMode(t *testing.T) {
+	isolateEnv(t)
+	srv := testkit.NewChatServer(t,
+		testkit.Round{Text: "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"read_file\">\n<｜DSML｜parameter name=\"path\" string=\"true\">a.txt</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>"},
+		testkit.Round{Text: "a.txt says alpha."},
+	)
+	writeConfigFile(t, "[providers.local]\nprotocol = \"openai-chat\"\nbase_url = \""+srv.BaseURL()+"\"\ntool_mode = \"text\"\n")
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(context.Background(), []string{"run", "--json", "--model", "local:m", "--workspace", chatWorkspace(t), "What does a.txt say?"}, &stdout, &stderr)
+	if code != cli.ExitCompleted || !strings.Contains(stdout.String(), `"answer":"a.txt says alpha."`) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	for i, r := range reqs {
+		if bytes.Contains(r.Body, []byte(`"tools"`)) || bytes.Contains(r.Body, []byte(`"role":"tool"`)) {
+			t.Errorf("request %d has native tools or results in text mode: %s", i+1, r.Body)
+		}
+	}
+	if !bytes.Contains(reqs[1].Body, []byte(`<tool_result name=\"read_file\">\n`)) || !bytes.Contains(reqs[1].Body, []byte(`alpha\n</tool_result>`)) {
+		t.Errorf("the result did not go back as text: %s", reqs[1].Body)
+	}
+}

@@ -36,6 +36,12 @@ const (
 	FaultMalformedLine
 	// FaultContextLength answers 400 with code context_length_exceeded.
 	FaultContextLength
+	// FaultToolsUnsupported answers 400 with code tools_unsupported: the
+	// server refuses tool definitions.
+	FaultToolsUnsupported
+	// FaultToolsRefusedInProse answers 400 as Ollama does for a model
+	// without tool support: the reason in the message only, no code.
+	FaultToolsRefusedInProse
 )
 
 // MockCall is a call a scripted round makes. Args are sent as written, so a
@@ -210,6 +216,10 @@ func (m *MockServer) fail(w http.ResponseWriter, round Round) bool {
 		writeError(w, 503, "", "server_is_overloaded", "The engine is currently overloaded")
 	case FaultContextLength:
 		writeError(w, 400, "context_length_exceeded", "invalid_request_error", "This model's maximum context length is 128000 tokens.")
+	case FaultToolsUnsupported:
+		writeError(w, 400, "tools_unsupported", "invalid_request_error", "this model does not support tools")
+	case FaultToolsRefusedInProse:
+		writeError(w, 400, "", "api_error", "registry.ollama.ai/library/gemma3:4b does not support tools")
 	case FaultResetBeforeOutput:
 		hijackClose(w)
 	default:

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"slices"
+	"sync/atomic"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/respjson"
@@ -16,25 +18,39 @@ import (
 	"github.com/reinhq/rein/llm"
 )
 
-// Chat is a model served over Chat Completions.
+// Chat is a model served over Chat Completions. It is safe for concurrent
+// use.
 type Chat struct {
 	opts   Options
 	client openai.Client
+	// textTools is set from Options.TextTools, or once the server refused
+	// tool definitions; it stays set, so later rounds and turns do not ask
+	// again.
+	textTools atomic.Bool
 }
 
 // NewChat returns a Chat Completions model.
 func NewChat(opts Options) *Chat {
-	return &Chat{opts: opts, client: opts.client()}
+	c := &Chat{opts: opts, client: opts.client()}
+	c.textTools.Store(opts.TextTools)
+	return c
 }
 
-// Stream implements llm.Model.
+// TextTools reports whether the model runs in text tool mode, configured
+// or switched to after an [llm.ToolsUnsupported] error.
+func (c *Chat) TextTools() bool { return c.textTools.Load() }
+
+// Stream implements llm.Model. A request with tools that the server refuses
+// with an [llm.ToolsUnsupported] error is sent again in text tool mode, and
+// the model stays in that mode.
 func (c *Chat) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	stream := !c.opts.NoStream
-	params, err := c.chatParams(req, stream)
-	if err != nil {
-		return nil, &llm.Error{Kind: llm.BadRequest, Provider: c.opts.name(), Message: err.Error(), Err: err}
+	text := c.textTools.Load()
+	resp, err := c.send(ctx, req, stream, text)
+	if err != nil && !text && len(req.Tools) > 0 && errors.Is(err, llm.ToolsUnsupported) {
+		c.textTools.Store(true)
+		resp, err = c.send(ctx, req, stream, true)
 	}
-	resp, err := post(ctx, &c.client, c.opts.name(), "chat/completions", params, stream)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +63,15 @@ func (c *Chat) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error)
 	dec := ssestream.NewDecoder(resp)
 	s.pull = func(emit func(llm.Event)) error { return a.readEvent(dec, emit) }
 	return s, nil
+}
+
+// send posts one request, in text tool mode or not.
+func (c *Chat) send(ctx context.Context, req *llm.Request, stream, textTools bool) (*http.Response, error) {
+	params, err := c.chatParams(req, stream, textTools)
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.BadRequest, Provider: c.opts.name(), Message: err.Error(), Err: err}
+	}
+	return post(ctx, &c.client, c.opts.name(), "chat/completions", params, stream)
 }
 
 func isJSON(resp *http.Response) bool {

@@ -10,21 +10,24 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/textcall"
 )
 
-// chatParams maps a request to Chat Completions parameters.
-func (c *Chat) chatParams(req *llm.Request, stream bool) (openai.ChatCompletionNewParams, error) {
+// chatParams maps a request to Chat Completions parameters. In text tool
+// mode the tools are not sent as definitions: they are described in the
+// system prompt (see chatMessages).
+func (c *Chat) chatParams(req *llm.Request, stream, textTools bool) (openai.ChatCompletionNewParams, error) {
 	model := req.Model
 	if model == "" {
 		model = c.opts.Model
 	}
 	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(model)}
-	msgs, err := chatMessages(req)
+	msgs, err := chatMessages(req, textTools)
 	if err != nil {
 		return p, err
 	}
 	p.Messages = msgs
-	if len(req.Tools) > 0 {
+	if len(req.Tools) > 0 && !textTools {
 		tools, err := chatTools(req.Tools)
 		if err != nil {
 			return p, err
@@ -101,14 +104,31 @@ func schemaMap(raw json.RawMessage) (map[string]any, error) {
 // user message; reasoning goes back only on the current turn's assistant
 // messages that carry calls (DeepSeek's thinking mode refuses a tool round
 // without it) and is dropped from earlier turns.
-func chatMessages(req *llm.Request) ([]openai.ChatCompletionMessageParamUnion, error) {
+//
+// In text tool mode (DESIGN §5.2) the system prompt ends with the tools'
+// description, calls go back in the DSML text format inside the assistant
+// content, and results go back as user-role text; a run of results and
+// the user-role items after it form one user message.
+func chatMessages(req *llm.Request, textTools bool) ([]openai.ChatCompletionMessageParamUnion, error) {
 	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Items)+1)
-	if req.System != "" {
-		msgs = append(msgs, openai.SystemMessage(req.System))
+	system := req.System
+	if textTools && len(req.Tools) > 0 {
+		system = joinText(system, textcall.Instructions(req.Tools))
+	}
+	if system != "" {
+		msgs = append(msgs, openai.SystemMessage(system))
 	}
 	turnStart := currentTurnStart(req)
 	var user []string
+	var results []llm.Result
+	flushResults := func() {
+		if len(results) > 0 {
+			user = append(user, textcall.FormatResults(results))
+			results = results[:0]
+		}
+	}
 	flushUser := func() {
+		flushResults()
 		if len(user) > 0 {
 			msgs = append(msgs, openai.UserMessage(strings.Join(user, "\n\n")))
 			user = user[:0]
@@ -118,16 +138,21 @@ func chatMessages(req *llm.Request) ([]openai.ChatCompletionMessageParamUnion, e
 		it := &req.Items[i]
 		switch it.Role {
 		case llm.RoleUser:
+			flushResults()
 			user = append(user, it.Text())
 		case llm.RoleAssistant:
 			flushUser()
-			msgs = append(msgs, chatAssistant(it, i >= turnStart))
+			msgs = append(msgs, chatAssistant(it, i >= turnStart, textTools))
 		case llm.RoleTool:
-			flushUser()
 			r := it.Result()
 			if r == nil {
 				return nil, fmt.Errorf("item %d: tool item without a result", i)
 			}
+			if textTools {
+				results = append(results, *r)
+				continue
+			}
+			flushUser()
 			msgs = append(msgs, openai.ToolMessage(r.Content, r.CallID))
 		default:
 			return nil, fmt.Errorf("item %d: unknown role %q", i, it.Role)
@@ -135,6 +160,17 @@ func chatMessages(req *llm.Request) ([]openai.ChatCompletionMessageParamUnion, e
 	}
 	flushUser()
 	return msgs, nil
+}
+
+// joinText joins two blocks of prose with a blank line.
+func joinText(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return strings.TrimRight(a, "\n") + "\n\n" + b
 }
 
 // currentTurnStart returns the index of the first item of the turn being
@@ -157,16 +193,23 @@ func currentTurnStart(req *llm.Request) int {
 	return 0
 }
 
-func chatAssistant(it *llm.Item, currentTurn bool) openai.ChatCompletionMessageParamUnion {
+// chatAssistant maps an assistant item. In text tool mode its calls are
+// written back in the DSML format after its text, as the model writes them.
+func chatAssistant(it *llm.Item, currentTurn, textTools bool) openai.ChatCompletionMessageParamUnion {
 	var a openai.ChatCompletionAssistantMessageParam
 	var text strings.Builder
 	var reasoning map[string]any
+	var textCalls []llm.Call
 	for _, p := range it.Parts {
 		switch p.Kind {
 		case llm.PartText:
 			text.WriteString(p.Text)
 		case llm.PartCall:
 			if p.Call == nil {
+				continue
+			}
+			if textTools {
+				textCalls = append(textCalls, *p.Call)
 				continue
 			}
 			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
@@ -192,10 +235,14 @@ func chatAssistant(it *llm.Item, currentTurn bool) openai.ChatCompletionMessageP
 			}
 		}
 	}
-	if text.Len() > 0 || len(a.ToolCalls) == 0 {
-		a.Content.OfString = openai.String(text.String())
+	content := text.String()
+	if len(textCalls) > 0 {
+		content = joinText(content, textcall.Format(textCalls))
 	}
-	if currentTurn && len(a.ToolCalls) > 0 && len(reasoning) > 0 {
+	if content != "" || len(a.ToolCalls) == 0 {
+		a.Content.OfString = openai.String(content)
+	}
+	if currentTurn && (len(a.ToolCalls) > 0 || len(textCalls) > 0) && len(reasoning) > 0 {
 		a.SetExtraFields(reasoning)
 	}
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}

@@ -61,6 +61,14 @@ func parseErrorBody(body []byte) errorBody {
 	return errorBody{Message: string(body)}
 }
 
+// ToolsUnsupportedCode is the error code (or type) that classifies a
+// refusal of tool definitions as [llm.ToolsUnsupported]. No public server
+// sends a structured code for it — Ollama, llama.cpp and vLLM answer 400
+// with only prose — and prose is never matched, so such servers are set to
+// text tool mode in the configuration; a proxy in front of one can send
+// this code to get the switch made for it.
+const ToolsUnsupportedCode = "tools_unsupported"
+
 // kindForCode refines a status-derived kind with the provider's error code
 // or type, which say more than the status (a context overflow is a 400).
 func kindForCode(kind llm.ErrorKind, code, typ string) llm.ErrorKind {
@@ -73,7 +81,13 @@ func kindForCode(kind llm.ErrorKind, code, typ string) llm.ErrorKind {
 		case "invalid_api_key", "authentication_error", "permission_error":
 			return llm.Unauthorized
 		case "server_error", "server_is_overloaded", "overloaded_error", "api_error":
-			return llm.ServerError
+			// Ollama sends type api_error with a 400 for requests it will
+			// never accept; retrying those only delays the error.
+			if kind != llm.BadRequest {
+				return llm.ServerError
+			}
+		case ToolsUnsupportedCode:
+			return llm.ToolsUnsupported
 		}
 	}
 	return kind
