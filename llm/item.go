@@ -164,7 +164,14 @@ func Directive(text string) Item {
 
 // ToolResult returns a tool item answering one call.
 func ToolResult(r Result) Item {
-	return Item{Role: RoleTool, Parts: []Part{{Kind: PartResult, Result: &r}}}
+	// One allocation for the part and the result: every call of every
+	// round makes one of these.
+	b := &struct {
+		p [1]Part
+		r Result
+	}{r: r}
+	b.p[0] = Part{Kind: PartResult, Result: &b.r}
+	return Item{Role: RoleTool, Parts: b.p[:]}
 }
 
 // Text returns the concatenated text parts of the item.

@@ -2,8 +2,7 @@ package loop
 
 import (
 	"encoding/json"
-	"hash/fnv"
-	"strings"
+		"strings"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -45,13 +44,9 @@ func (r *run) detectLoop(res roundResult) bool {
 		if i >= len(res.batch.Results) {
 			break
 		}
-		h := fnv.New64a()
-		h.Write([]byte(c.Name))
-		h.Write([]byte{0})
-		h.Write([]byte(canonicalArgs(c.Args)))
-		h.Write([]byte{0})
-		h.Write([]byte(res.batch.Results[i].Content))
-		k := h.Sum64()
+		k := fnvString(fnvOffset, c.Name)
+		k = fnvString(k*fnvPrime, canonicalArgs(c.Args))
+		k = fnvString(k*fnvPrime, res.batch.Results[i].Content)
 		r.st.LoopSeen[k]++
 		if r.st.LoopSeen[k] >= r.o.LoopThreshold {
 			tripped = true
@@ -76,4 +71,18 @@ func canonicalArgs(s string) string {
 		return t
 	}
 	return string(b)
+}
+
+// FNV-1a, inline: hashing a call must not allocate.
+const (
+	fnvOffset uint64 = 14695981039346656037
+	fnvPrime  uint64 = 1099511628211
+)
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
 }

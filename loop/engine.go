@@ -92,7 +92,9 @@ func (e *Engine) Run(ctx context.Context, t Turn) (*Outcome, error) {
 // contextOf returns the history to send for a new turn: everything except
 // earlier turns' directives, in a slice the engine owns.
 func contextOf(h []llm.Item) []llm.Item {
-	out := make([]llm.Item, 0, len(h)+8)
+	// Room for a long turn (two items a round), so rounds append without
+	// copying the thread's history again.
+	out := make([]llm.Item, 0, len(h)+128)
 	for i := range h {
 		if h[i].Origin == llm.OriginDirective {
 			continue
@@ -120,10 +122,17 @@ func (e *Engine) newRun(ctx context.Context, st *State) *run {
 	r := &run{e: e, o: &e.o, ctx: ctx, st: st, ev: e.o.Events, began: e.o.Now()}
 	r.specV = e.o.Tools.Version()
 	r.specs = e.o.Tools.Specs()
-	r.seen = make(map[string]struct{})
+	// Sized for the thread's calls at once: growing a map of a long
+	// thread's ids step by step costs more than the turn's first rounds.
+	r.seen = make(map[string]struct{}, len(st.History)/2+16)
 	for i := range st.History {
-		for _, c := range st.History[i].Calls() {
-			r.seen[c.ID] = struct{}{}
+		if st.History[i].Role != llm.RoleAssistant {
+			continue
+		}
+		for _, p := range st.History[i].Parts {
+			if p.Kind == llm.PartCall && p.Call != nil {
+				r.seen[p.Call.ID] = struct{}{}
+			}
 		}
 	}
 	return r

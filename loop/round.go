@@ -121,7 +121,8 @@ func (r *run) round(phase llm.Phase) roundResult {
 				if pending == nil {
 					pending = make(map[int]*llm.Call)
 				}
-				pending[ev.Index] = &c
+				held := c
+				pending[ev.Index] = &held
 				continue
 			}
 			for {
@@ -164,29 +165,49 @@ func (r *run) round(phase llm.Phase) roundResult {
 	if resp != nil {
 		res.finish = resp.Finish
 		r.addUsage(resp.Usage)
-		item.Parts = make([]llm.Part, 0, len(resp.Parts))
+		// The response's parts are kept as they are unless a call must
+		// change (a fresh id, a call the forced round ignores): copying
+		// costs an allocation per round for nothing in the usual case.
+		item.Parts = resp.Parts
 		ci := 0
-		for _, p := range resp.Parts {
-			if p.Kind == llm.PartCall && p.Call != nil {
-				if final {
-					ignored++
-					ci++
-					continue
+		for i, p := range resp.Parts {
+			if p.Kind != llm.PartCall || p.Call == nil {
+				continue
+			}
+			if final {
+				ignored++
+				continue
+			}
+			id := p.Call.ID
+			if ci < len(ids) {
+				id = ids[ci]
+			} else {
+				// A call the stream never announced as complete.
+				c := *p.Call
+				c.ID = r.uniqueID(c.ID)
+				id = c.ID
+				ids = append(ids, c.ID)
+				r.emit(event.Event{Type: event.CallCompleted, Round: n, Index: ci, CallID: c.ID, Name: c.Name, Args: c.Args})
+				add(c)
+			}
+			ci++
+			if id != p.Call.ID {
+				if &item.Parts[0] == &resp.Parts[0] {
+					item.Parts = append([]llm.Part(nil), resp.Parts...)
 				}
 				c := *p.Call
-				if ci < len(ids) {
-					c.ID = ids[ci]
-				} else {
-					// A call the stream never announced as complete.
-					c.ID = r.uniqueID(c.ID)
-					ids = append(ids, c.ID)
-					r.emit(event.Event{Type: event.CallCompleted, Round: n, Index: ci, CallID: c.ID, Name: c.Name, Args: c.Args})
-					add(c)
-				}
-				ci++
-				p.Call = &c
+				c.ID = id
+				item.Parts[i].Call = &c
 			}
-			item.Parts = append(item.Parts, p)
+		}
+		if ignored > 0 {
+			kept := make([]llm.Part, 0, len(resp.Parts)-ignored)
+			for _, p := range item.Parts {
+				if p.Kind != llm.PartCall {
+					kept = append(kept, p)
+				}
+			}
+			item.Parts = kept
 		}
 	} else {
 		if res.visible != "" {
