@@ -2,7 +2,7 @@ package loop
 
 import (
 	"encoding/json"
-		"strings"
+	"strings"
 
 	"github.com/reinhq/rein/llm"
 )
