@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/askuser"
 	"github.com/reinhq/rein/tools/fs"
+	"github.com/reinhq/rein/tools/web"
 )
 
 // toolFlags are the flags that decide which tools a turn gets (DESIGN §7.2,
@@ -86,6 +87,7 @@ func registry(ws *sandbox.Workspace) (*tool.Set, []string) {
 	files := fs.Tools(ws)
 	reg := tool.NewSet(files...)
 	reg.Add(askuser.New())
+	reg.Add(web.New())
 	names := make([]string, len(files))
 	for i, t := range files {
 		names[i] = t.Spec().Name

@@ -79,6 +79,7 @@ func TestToolsComposesTheTurnFromTheFlags(t *testing.T) {
 			want: []want{
 				{"read_file", true, `owned by the capability "workspace"`},
 				{"ask_user", true, "always on"},
+				{"web_fetch", true, "always on"},
 				{"exec", false, "has_exec is off"},
 				{"rag", false, "has_kb is off"},
 			},
