@@ -15,10 +15,12 @@ import (
 // human renders a turn's events for a person: text as it streams, each
 // call as it starts and finishes with its duration, warnings, and a summary.
 type human struct {
-	w       io.Writer
-	start   time.Time
-	midLine bool // the last text written did not end a line
-	color   bool
+	w          io.Writer
+	start      time.Time
+	midLine    bool // the last text written did not end a line
+	color      bool
+	roundStart time.Time
+	roundCalls int
 }
 
 func newHuman(w io.Writer, color bool) *human {
@@ -57,10 +59,16 @@ func (h *human) Handle(e event.Event) {
 		if e.Round > 1 {
 			h.line("")
 		}
+		h.roundStart, h.roundCalls = e.Time, 0
+	case event.RoundCompleted:
+		if h.roundCalls > 1 {
+			h.line(h.dim(fmt.Sprintf("  round %d: %d calls, each started as soon as its arguments were complete; %.2fs", e.Round, h.roundCalls, e.Time.Sub(h.roundStart).Seconds())))
+		}
 	case event.TextDelta:
 		fmt.Fprint(h.w, e.Delta)
 		h.midLine = !strings.HasSuffix(e.Delta, "\n")
 	case event.ToolStarted:
+		h.roundCalls++
 		h.line(fmt.Sprintf("  %s %-10s %s  %s", h.bold("▸"), e.Name, summarizeArgs(e.Args, 60), h.dim(h.at(e.Time))))
 	case event.Result:
 		mark := "✓"
