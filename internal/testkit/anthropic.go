@@ -96,6 +96,14 @@ func (m *AnthropicServer) Release() {
 	g <- struct{}{}
 }
 
+// Ungate lets every remaining event go, now and in later responses. Release
+// must not be called after it.
+func (m *AnthropicServer) Ungate() {
+	m.mu.Lock()
+	close(m.gate)
+	m.mu.Unlock()
+}
+
 // Requests returns the captured requests so far.
 func (m *AnthropicServer) Requests() []Captured {
 	m.mu.Lock()
@@ -147,7 +155,7 @@ func (m *AnthropicServer) serve(w http.ResponseWriter, r *http.Request) {
 	// Headers go out at once, as the API sends them, so a gated stream
 	// opens before its first event is released.
 	http.NewResponseController(w).Flush()
-	out := &sseWriter{w: w, gate: gate, reset: round.Fault == FaultResetAfterOutput}
+	out := &anthropicSSE{w: w, done: r.Context().Done(), gate: gate, reset: round.Fault == FaultResetAfterOutput}
 	m.stream(out, round, msgID, model, n)
 }
 
@@ -263,7 +271,7 @@ func anthropicMessage(r AnthropicRound, id, model string, n int) map[string]any 
 // stream writes a round as the API's event sequence: message_start, for
 // each block content_block_start, its deltas and content_block_stop, then
 // message_delta and message_stop, with a ping after the first block starts.
-func (m *AnthropicServer) stream(s *sseWriter, r AnthropicRound, id, model string, n int) {
+func (m *AnthropicServer) stream(s *anthropicSSE, r AnthropicRound, id, model string, n int) {
 	s.event("message_start", map[string]any{"message": map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": anthropicUsage(r, false),
@@ -336,4 +344,46 @@ func (m *AnthropicServer) stream(s *sseWriter, r AnthropicRound, id, model strin
 		return
 	}
 	s.event("message_stop", map[string]any{})
+}
+
+// anthropicSSE writes events, each waiting for the gate in gated mode, and
+// breaks the connection after the first visible output when asked to. It
+// stops writing once the client has gone.
+type anthropicSSE struct {
+	w      http.ResponseWriter
+	done   <-chan struct{}
+	gate   chan struct{}
+	reset  bool
+	broken bool
+}
+
+func (s *anthropicSSE) event(typ string, v map[string]any) {
+	v["type"] = typ
+	b, _ := json.Marshal(v)
+	s.raw("event: " + typ + "\ndata: " + string(b) + "\n\n")
+}
+
+func (s *anthropicSSE) raw(text string) {
+	if s.broken {
+		return
+	}
+	if s.gate != nil {
+		select {
+		case <-s.gate:
+		case <-s.done:
+			s.broken = true
+			return
+		}
+	}
+	io.WriteString(s.w, text)
+	http.NewResponseController(s.w).Flush()
+}
+
+// visible marks that visible output was written; a reset-after-output fault
+// breaks the connection here.
+func (s *anthropicSSE) visible() {
+	if s.reset && !s.broken {
+		s.broken = true
+		hijackClose(s.w)
+	}
 }

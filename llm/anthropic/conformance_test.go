@@ -451,11 +451,7 @@ func normalizeRequest(body map[string]any) map[string]any {
 		system = append(system, s)
 	}
 	out["system"] = system
-	var tools []any
-	for _, tl := range asList(body["tools"]) {
-		tools = append(tools, tl)
-	}
-	out["tools"] = tools
+	out["tools"] = append([]any(nil), asList(body["tools"])...)
 	var msgs []any
 	for _, msg := range asList(body["messages"]) {
 		m := msg.(map[string]any)

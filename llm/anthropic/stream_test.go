@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/internal/testkit"
 	"github.com/reinhq/rein/llm"
@@ -382,20 +383,25 @@ func TestGatedEventsArriveAsReleased(t *testing.T) {
 			srv.Release()
 		}
 	}()
-	ev, err := s.Recv()
-	if err != nil || ev.Kind != llm.EventText || ev.Delta != "abcdefgh" {
-		t.Fatalf("first event %+v %v, want the first text delta once its chunk is out", ev, err)
+	type recv struct {
+		ev  llm.Event
+		err error
 	}
+	got := make(chan recv, 1)
 	go func() {
-		for {
-			select {
-			case <-t.Context().Done():
-				return
-			default:
-				srv.Release()
-			}
-		}
+		ev, err := s.Recv()
+		got <- recv{ev, err}
 	}()
+	select {
+	case r := <-got:
+		if r.err != nil || r.ev.Kind != llm.EventText || r.ev.Delta != "abcdefgh" {
+			t.Fatalf("first event %+v %v, want the first text delta", r.ev, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		srv.Ungate()
+		t.Fatal("the first text delta was released but no event came")
+	}
+	srv.Ungate()
 	if _, _, err := drain(t, s); err != nil {
 		t.Fatal(err)
 	}
