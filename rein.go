@@ -127,9 +127,10 @@ type Thread struct {
 	agent *Agent
 	id    string
 
-	mu      sync.Mutex
-	history []llm.Item
-	paused  *loop.State
+	mu       sync.Mutex
+	history  []llm.Item
+	approved []string
+	paused   *loop.State
 }
 
 // ID returns the thread id.
@@ -153,7 +154,7 @@ func (t *Thread) Run(ctx context.Context, prompt string) (*Outcome, error) {
 	if t.paused != nil {
 		return nil, ErrPaused
 	}
-	out, err := t.agent.engine.Run(ctx, loop.Turn{ThreadID: t.id, History: t.history, Input: []llm.Item{llm.UserText(prompt)}})
+	out, err := t.agent.engine.Run(ctx, loop.Turn{ThreadID: t.id, History: t.history, Approved: t.approved, Input: []llm.Item{llm.UserText(prompt)}})
 	t.keep(out)
 	return out, err
 }
@@ -177,6 +178,7 @@ func (t *Thread) keep(out *Outcome) {
 	if out == nil {
 		return
 	}
+	t.approved = out.Approved
 	if out.State != nil {
 		t.paused = out.State
 		t.history = out.State.History

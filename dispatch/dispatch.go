@@ -34,6 +34,10 @@ type Config struct {
 	Redact func(string) string
 	// Events receives tool_started and result events; may be nil.
 	Events event.Handler
+	// Approval says, per call, whether it runs, waits for the user's
+	// approval (answered pending; Batch.Approvals lists it) or is refused.
+	// Nil runs everything.
+	Approval func(spec tool.Spec, c llm.Call) tool.Verdict
 	// NoEarlyStart holds every call until Finish instead of starting it as
 	// soon as its arguments are complete. The zero value starts early.
 	NoEarlyStart bool
@@ -48,6 +52,11 @@ type RoundInfo struct {
 	TurnID   string
 	Round    int
 	Phase    llm.Phase
+	// Approved runs calls without asking Config.Approval: the user has
+	// already approved them (an approved call run after the pause).
+	Approved bool
+	// ApprovedTools are tools the user approved for the whole thread.
+	ApprovedTools map[string]bool
 }
 
 // Timing records when a call ran.
@@ -73,4 +82,7 @@ type Batch struct {
 	Terminate int
 	// Pause is the honoured pause, or nil.
 	Pause *PauseRequest
+	// Approvals are the indexes of calls waiting for the user's approval,
+	// in call order; their results are pending placeholders.
+	Approvals []int
 }

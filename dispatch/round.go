@@ -101,6 +101,9 @@ type call struct {
 	// fewer per call.
 	partial partial
 
+	// approval: the call waits for the user's approval and did not run.
+	approval bool
+
 	// Guarded by Round.mu.
 	started, answered, abandoned bool
 
@@ -175,6 +178,17 @@ func (r *Round) Add(c llm.Call) {
 	if first := r.duplicateOf(k); first != nil {
 		r.refuse(k, llm.ResultDuplicate, duplicateText(first))
 		return
+	}
+	if r.d.cfg.Approval != nil && !r.info.Approved && !r.info.ApprovedTools[k.llm.Name] {
+		switch r.d.cfg.Approval(k.tool.Spec(), k.llm) {
+		case tool.Ask:
+			k.approval = true
+			r.refuse(k, llm.ResultPending, approvalText(k.llm.Name))
+			return
+		case tool.Refuse:
+			r.refuse(k, llm.ResultError, refusedText(k.llm.Name))
+			return
+		}
 	}
 	k.runnable = true
 	k.deps = r.conflicting(k)
@@ -254,6 +268,9 @@ func (r *Round) batch() *Batch {
 	for i, k := range r.calls {
 		b.Results[i] = k.res
 		b.Timings[i] = k.timing
+		if k.approval {
+			b.Approvals = append(b.Approvals, i)
+		}
 		if k.terminate && b.Terminate < 0 {
 			b.Terminate = i
 		}

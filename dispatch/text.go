@@ -112,3 +112,14 @@ func (r *Round) timeoutText(k *call, abandoned bool) string {
 func seconds(d time.Duration) string {
 	return fmt.Sprintf("%.1fs", d.Seconds())
 }
+
+// approvalText is the placeholder of a call waiting for approval.
+func approvalText(name string) string {
+	return fmt.Sprintf("[awaiting the user's approval to run %s]", name)
+}
+
+// refusedText answers a call the approval policy refuses outright.
+func refusedText(name string) string {
+	return errorText(fmt.Sprintf("%s was not run: it needs the user's approval, and this thread's approval policy never asks", name),
+		"do the task without this tool, or tell the user it needs approval to run", "")
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/dispatch"
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/tool"
 )
 
 // Engine runs turns. It is safe for concurrent use by several turns; each
@@ -43,6 +44,9 @@ func New(o Options) (*Engine, error) {
 		Redact:         c.Redact,
 		Events:         c.Events,
 		NoEarlyStart:   c.NoEarlyStart,
+		Approval: func(s tool.Spec, _ llm.Call) tool.Verdict {
+			return c.Policy.Verdict(s)
+		},
 	})
 	return e, nil
 }
@@ -57,6 +61,8 @@ type Turn struct {
 	History []llm.Item
 	// Input is the user's message: one or more user-role items.
 	Input []llm.Item
+	// Approved are the tools the user approved for the whole thread.
+	Approved []string
 }
 
 // Run runs a turn until it completes, pauses, is interrupted (ctx
@@ -76,7 +82,7 @@ func (e *Engine) Run(ctx context.Context, t Turn) (*Outcome, error) {
 	if id == "" {
 		id = NewID("turn")
 	}
-	st := &State{Version: stateVersion, ThreadID: t.ThreadID, TurnID: id}
+	st := &State{Version: stateVersion, ThreadID: t.ThreadID, TurnID: id, Approved: t.Approved}
 	st.History = contextOf(t.History)
 	st.TurnStart = len(st.History)
 	r := e.newRun(ctx, st)
@@ -208,11 +214,16 @@ func (r *run) loop() (*Outcome, error) {
 				st.SettleCause = StopForcedLoop
 				r.warn(event.WarnLoop, "the same call returned the same result repeatedly; moving to settlement")
 			}
-			if res.batch.Pause != nil {
-				return r.pause(res)
-			}
 			if t := res.batch.Terminate; t >= 0 {
+				if err := r.dropApprovals(res.batch); err != nil {
+					return r.fail(StopProviderError, err)
+				}
 				return r.complete(StopTerminatedByTool, r.answer(res.batch.Results[t].Content))
+			}
+			if res.batch.Pause != nil || len(res.batch.Approvals) > 0 {
+				if out, err := r.pause(res); out != nil {
+					return out, err
+				}
 			}
 			continue
 		}
@@ -291,6 +302,7 @@ func (r *run) outcome(s Status, reason StopReason) *Outcome {
 		Usage:            st.Usage,
 		Cost:             st.Cost,
 		Items:            st.TurnItems(),
+		Approved:         st.Approved,
 	}
 }
 

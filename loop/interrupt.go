@@ -21,14 +21,13 @@ func (r *run) interrupted() (*Outcome, error) {
 	for _, c := range OpenCalls(r.st.History[r.st.TurnStart:]) {
 		keep(r.record(llm.ToolResult(llm.Result{CallID: c.ID, Name: c.Name, Content: text, Status: llm.ResultAborted})))
 	}
-	if p := r.st.Pause; p != nil {
-		if i := resultIndex(r.st.History, r.st.TurnStart, p.CallID); i >= 0 {
-			if res := r.st.History[i].Result(); res != nil && res.Status == llm.ResultPending {
-				keep(r.replace(i, llm.ToolResult(llm.Result{CallID: p.CallID, Name: res.Name, Content: text + " before the user answered", Status: llm.ResultAborted})))
-			}
+	// Placeholders of pauses (ask_user, approvals) never answered.
+	for i := r.st.TurnStart; i < len(r.st.History); i++ {
+		if res := r.st.History[i].Result(); r.st.History[i].Role == llm.RoleTool && res != nil && res.Status == llm.ResultPending {
+			keep(r.replace(i, llm.ToolResult(llm.Result{CallID: res.CallID, Name: res.Name, Content: text + " before the user answered", Status: llm.ResultAborted})))
 		}
-		r.st.Pause = nil
 	}
+	r.st.Pause, r.st.Pending = nil, nil
 	keep(r.record(llm.Item{Role: llm.RoleUser, Origin: llm.OriginMarker, Parts: []llm.Part{{Kind: llm.PartText, Text: interruptMarker(after)}}}))
 	o := r.outcome(StatusInterrupted, StopCancelled)
 	o.Err = firstErr

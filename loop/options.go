@@ -62,6 +62,9 @@ type Options struct {
 	Grace time.Duration
 	// NoEarlyStart holds every call until the model's stream has ended.
 	NoEarlyStart bool
+	// Policy is the approval policy (default on-request): which calls
+	// pause the turn for the user's approval, and which are refused.
+	Policy tool.Policy
 	// Redact cleans error text before it reaches the model, logs or events.
 	Redact func(string) string
 
@@ -163,6 +166,11 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.Tools == nil {
 		c.Tools = tool.NewSet()
 	}
+	p, err := tool.ParsePolicy(string(c.Policy))
+	if err != nil {
+		return c, fmt.Errorf("loop: %w", err)
+	}
+	c.Policy = p
 	if c.Now == nil {
 		c.Now = time.Now
 	}

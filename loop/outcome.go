@@ -58,6 +58,9 @@ type Outcome struct {
 	// State is set when Status is paused: everything needed to resume the
 	// turn, in this process or another (it marshals to JSON).
 	State *State `json:"-"`
+	// Approved are the tools approved for the whole thread, this turn's
+	// approvals included; pass them to the thread's next Turn.
+	Approved []string `json:"approved,omitempty"`
 	// Items are the items this turn added to the history, in order.
 	Items []llm.Item `json:"-"`
 	// Err is the error of a failed turn.
@@ -73,6 +76,8 @@ type Pause struct {
 	Kind      tool.PauseKind  `json:"kind"`
 	Intro     string          `json:"intro,omitempty"`
 	Questions []tool.Question `json:"questions,omitempty"`
+	// Args are the arguments of a call awaiting approval.
+	Args string `json:"args,omitempty"`
 }
 
 // Summary returns the outcome as carried by the turn_completed event.

@@ -2,10 +2,13 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/reinhq/rein/dispatch"
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tool"
@@ -53,24 +56,46 @@ func (e *PauseMismatchError) Error() string {
 // ErrNotPaused is returned when resuming a turn that is not paused.
 var ErrNotPaused = errors.New("loop: the turn is not paused; there is nothing to answer")
 
-// pause stops the turn on the honoured pause call: an in-process Waiter may
-// answer at once; otherwise (or on its timeout) the turn ends paused with a
-// State to resume from.
+// pause stops the turn for what the round asks of the user: each call
+// awaiting approval, in call order, then the honoured ask_user. An
+// in-process Waiter may answer at once; otherwise (or on its timeout) the
+// turn ends paused with a State to resume from. It returns nil when every
+// pause was answered and the turn goes on.
 func (r *run) pause(res roundResult) (*Outcome, error) {
-	pr := res.batch.Pause
-	p := &Pause{
-		ThreadID:  r.st.ThreadID,
-		TurnID:    r.st.TurnID,
-		CallID:    pr.CallID,
-		Tool:      res.batch.Results[pr.Index].Name,
-		Kind:      pr.Pause.Kind,
-		Intro:     pr.Pause.Intro,
-		Questions: pr.Pause.Questions,
+	var queue []Pause
+	for _, i := range res.batch.Approvals {
+		c := res.calls[i]
+		queue = append(queue, Pause{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, CallID: c.ID, Tool: c.Name, Kind: tool.PauseApproval, Args: c.Args})
 	}
-	r.st.Pause = p
-	pp := pr.Pause
-	r.emit(event.Event{Type: event.PauseRequested, CallID: p.CallID, Name: p.Tool, Pause: &pp})
-	if w := r.o.Waiter; w != nil {
+	if pr := res.batch.Pause; pr != nil {
+		queue = append(queue, Pause{
+			ThreadID:  r.st.ThreadID,
+			TurnID:    r.st.TurnID,
+			CallID:    pr.CallID,
+			Tool:      res.batch.Results[pr.Index].Name,
+			Kind:      pr.Pause.Kind,
+			Intro:     pr.Pause.Intro,
+			Questions: pr.Pause.Questions,
+		})
+	}
+	r.st.Pause, r.st.Pending = &queue[0], queue[1:]
+	return r.waitPauses()
+}
+
+// waitPauses presents the current pause and those queued after it. It
+// returns nil when all were answered in process.
+func (r *run) waitPauses() (*Outcome, error) {
+	for r.st.Pause != nil {
+		p := r.st.Pause
+		tp := &tool.Pause{Kind: p.Kind, Intro: p.Intro, Questions: p.Questions}
+		if p.Kind == tool.PauseApproval {
+			tp.Payload, _ = json.Marshal(map[string]string{"tool": p.Tool, "args": p.Args})
+		}
+		r.emit(event.Event{Type: event.PauseRequested, CallID: p.CallID, Name: p.Tool, Args: p.Args, Pause: tp})
+		w := r.o.Waiter
+		if w == nil {
+			return r.paused()
+		}
 		wctx, cancel := r.ctx, context.CancelFunc(func() {})
 		if r.o.PauseTimeout > 0 {
 			wctx, cancel = context.WithTimeout(r.ctx, r.o.PauseTimeout)
@@ -80,16 +105,24 @@ func (r *run) pause(res roundResult) (*Outcome, error) {
 		if r.ctx.Err() != nil {
 			return r.interrupted()
 		}
-		if err == nil {
-			if err := r.applyAnswer(ans); err != nil {
-				return r.fail(StopProviderError, err)
-			}
-			return r.loop()
+		if err != nil {
+			// Timed out or no answer: the turn waits, resumable later.
+			return r.paused()
 		}
-		// Timed out or no answer: the turn waits, resumable later.
+		if err := r.applyAnswer(ans); err != nil {
+			var mm *PauseMismatchError
+			if errors.As(err, &mm) || errors.Is(err, ErrNoDecision) {
+				return r.fail(StopProviderError, fmt.Errorf("loop: the waiter answered the wrong pause: %w", err))
+			}
+			return r.fail(StopProviderError, err)
+		}
 	}
+	return nil, nil
+}
+
+func (r *run) paused() (*Outcome, error) {
 	o := r.outcome(StatusPaused, StopAwaitingUser)
-	o.Pause = p
+	o.Pause = r.st.Pause
 	o.State = r.st
 	r.finished(o)
 	return o, nil
@@ -108,6 +141,9 @@ func (e *Engine) Resume(ctx context.Context, st *State, a Answer) (*Outcome, err
 	if a.TurnID != st.TurnID || a.CallID != st.Pause.CallID {
 		return nil, &PauseMismatchError{WantTurn: st.TurnID, WantCall: st.Pause.CallID, GotTurn: a.TurnID, GotCall: a.CallID}
 	}
+	if st.Pause.Kind == tool.PauseApproval && a.Decision == "" {
+		return nil, ErrNoDecision
+	}
 	if resultIndex(st.History, st.TurnStart, a.CallID) < 0 {
 		return nil, fmt.Errorf("loop: pause state has no result for call %q; the state is damaged", a.CallID)
 	}
@@ -115,11 +151,20 @@ func (e *Engine) Resume(ctx context.Context, st *State, a Answer) (*Outcome, err
 	if err := r.applyAnswer(a); err != nil {
 		return r.fail(StopProviderError, err)
 	}
+	if out, err := r.waitPauses(); out != nil {
+		return out, err
+	}
 	return r.loop()
 }
 
-// applyAnswer replaces the pause's placeholder result by the answer and a
-// directive to carry on (DESIGN §4); no item is added, so pairing holds.
+// ErrNoDecision is returned when an approval is answered without a
+// decision.
+var ErrNoDecision = errors.New("loop: answer an approval with a decision: approve, approve_thread or deny")
+
+// applyAnswer replaces the pause's placeholder result by the answer — for
+// ask_user the user's words and a directive to carry on (DESIGN §4); for an
+// approval the call's own result, or the denial — and moves to the next
+// queued pause. No item is added, so pairing holds.
 func (r *run) applyAnswer(a Answer) error {
 	p := r.st.Pause
 	if p == nil {
@@ -132,12 +177,85 @@ func (r *run) applyAnswer(a Answer) error {
 	if i < 0 {
 		return fmt.Errorf("loop: no result for paused call %q", p.CallID)
 	}
-	text := answerText(p, a)
-	r.st.Pause = nil
-	if err := r.replace(i, llm.ToolResult(llm.Result{CallID: p.CallID, Name: p.Tool, Content: text, Status: llm.ResultOK})); err != nil {
+	var res llm.Result
+	switch p.Kind {
+	case tool.PauseApproval:
+		var err error
+		if res, err = r.decide(p, a); err != nil {
+			return err
+		}
+	default:
+		res = llm.Result{CallID: p.CallID, Name: p.Tool, Content: answerText(p, a), Status: llm.ResultOK}
+	}
+	if err := r.replace(i, llm.ToolResult(res)); err != nil {
 		return err
 	}
-	r.emit(event.Event{Type: event.PauseResolved, CallID: p.CallID, Name: p.Tool, Content: text})
+	r.emit(event.Event{Type: event.PauseResolved, CallID: p.CallID, Name: p.Tool, Content: res.Content, Status: string(a.Decision)})
+	r.st.Pause = nil
+	if len(r.st.Pending) > 0 {
+		next := r.st.Pending[0]
+		r.st.Pause, r.st.Pending = &next, r.st.Pending[1:]
+	}
+	return nil
+}
+
+// decide carries out an approval decision: the approved call runs now (the
+// dispatcher's checks, deadline and cancellation as in a round), a denied
+// one is answered with the denial.
+func (r *run) decide(p *Pause, a Answer) (llm.Result, error) {
+	switch a.Decision {
+	case Deny:
+		text := fmt.Sprintf("The user denied running %s. Do not retry it; continue without it, or ask the user what to do instead.", p.Tool)
+		if a.Text != "" {
+			text += " The user said: " + a.Text
+		}
+		return llm.Result{CallID: p.CallID, Name: p.Tool, Content: text, Status: llm.ResultError}, nil
+	case Approve, ApproveThread:
+	default:
+		return llm.Result{}, ErrNoDecision
+	}
+	if a.Decision == ApproveThread && !slices.Contains(r.st.Approved, p.Tool) {
+		r.st.Approved = append(r.st.Approved, p.Tool)
+	}
+	c := r.findCall(p.CallID)
+	if c == nil {
+		return llm.Result{}, fmt.Errorf("loop: no call %q in this turn; the state is damaged", p.CallID)
+	}
+	round := r.e.disp.Begin(r.ctx, dispatch.RoundInfo{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, Round: r.st.Rounds, Approved: true})
+	round.Add(*c)
+	b := round.Finish()
+	return b.Results[0], nil
+}
+
+// findCall returns the call with id among this turn's assistant items.
+func (r *run) findCall(id string) *llm.Call {
+	h := r.st.History
+	for i := len(h) - 1; i >= r.st.TurnStart; i-- {
+		if h[i].Role != llm.RoleAssistant {
+			continue
+		}
+		for _, p := range h[i].Parts {
+			if p.Kind == llm.PartCall && p.Call != nil && p.Call.ID == id {
+				return p.Call
+			}
+		}
+	}
+	return nil
+}
+
+// dropApprovals answers the calls still awaiting approval when the turn
+// ends another way (a terminating result): they did not run.
+func (r *run) dropApprovals(b *dispatch.Batch) error {
+	for _, idx := range b.Approvals {
+		res := b.Results[idx]
+		if i := resultIndex(r.st.History, r.st.TurnStart, res.CallID); i >= 0 {
+			res.Content = "not run: the turn ended before the user approved it"
+			res.Status = llm.ResultNotRun
+			if err := r.replace(i, llm.ToolResult(res)); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

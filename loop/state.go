@@ -36,7 +36,12 @@ type State struct {
 	// LoopSeen counts identical calls (name, arguments, result) by hash.
 	LoopSeen map[uint64]int `json:"loop_seen,omitempty"`
 	NextItem int            `json:"next_item"`
-	Pause    *Pause         `json:"pause,omitempty"`
+	// Pause is what the turn waits for; Pending are the pauses of the same
+	// round to present after it (approvals in call order, then ask_user).
+	Pause   *Pause  `json:"pause,omitempty"`
+	Pending []Pause `json:"pending,omitempty"`
+	// Approved are the tools approved for the whole thread.
+	Approved []string `json:"approved,omitempty"`
 }
 
 // stateVersion is the current serialized form.

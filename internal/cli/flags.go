@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/tool"
 )
 
 // turnFlags are the flags of run and chat (DESIGN §13).
@@ -24,6 +25,7 @@ type turnFlags struct {
 	json      bool
 	system    string
 	noStream  bool
+	approval  string
 }
 
 func (f *turnFlags) register(cmd *cobra.Command) {
@@ -39,6 +41,7 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.json, "json", false, "print events as JSON Lines, then the outcome")
 	fl.StringVar(&f.system, "system", "", "the system prompt")
 	fl.BoolVar(&f.noStream, "no-stream", false, "ask the provider for whole responses instead of streams")
+	fl.StringVar(&f.approval, "approval", "on-request", "when calls wait for your approval: never (refused instead), on-request (tools marked risky), untrusted (everything but read-only tools)")
 }
 
 // check validates the flags before anything runs.
@@ -54,6 +57,9 @@ func (f *turnFlags) check() error {
 		return fmt.Errorf("--max-cost %g: must not be negative", f.maxCost)
 	case f.timeout < 0:
 		return fmt.Errorf("--timeout %s: must not be negative", f.timeout)
+	}
+	if _, err := tool.ParsePolicy(f.approval); err != nil {
+		return fmt.Errorf("--approval: %w", err)
 	}
 	return nil
 }
@@ -88,5 +94,6 @@ func (f *turnFlags) options() loop.Options {
 		MaxOutputTokens: f.maxOutput,
 		System:          f.system,
 		Budget:          loop.Budget{Tokens: f.maxTokens, Cost: f.maxCost, Time: f.timeout},
+		Policy:          tool.Policy(f.approval),
 	}
 }

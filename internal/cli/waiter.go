@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/tool"
 )
 
 // termWaiter answers a pause on the terminal: one line per question.
@@ -27,6 +28,25 @@ func (w *termWaiter) Wait(ctx context.Context, p loop.Pause) (loop.Answer, error
 	go func() {
 		sc := bufio.NewScanner(w.in)
 		a := loop.Answer{TurnID: p.TurnID, CallID: p.CallID}
+		if p.Kind == tool.PauseApproval {
+			for a.Decision == "" {
+				fmt.Fprintf(w.out, "Run %s %s? [y]es, [a]lways in this thread, [n]o: ", p.Tool, p.Args)
+				if !sc.Scan() {
+					done <- result{err: io.ErrUnexpectedEOF}
+					return
+				}
+				switch strings.ToLower(strings.TrimSpace(sc.Text())) {
+				case "y", "yes":
+					a.Decision = loop.Approve
+				case "a", "always":
+					a.Decision = loop.ApproveThread
+				case "n", "no":
+					a.Decision = loop.Deny
+				}
+			}
+			done <- result{a: a}
+			return
+		}
 		for _, q := range p.Questions {
 			fmt.Fprintf(w.out, "%s ", q.Prompt)
 			if len(q.Options) > 0 {
