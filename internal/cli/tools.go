@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/askuser"
 	"github.com/reinhq/rein/tools/fs"
+	"github.com/reinhq/rein/tools/github"
 	"github.com/reinhq/rein/tools/web"
 )
 
@@ -82,17 +83,22 @@ func (f *toolFlags) capabilityFor(fileTools []string) (*tool.Capability, error) 
 }
 
 // registry returns every tool rein has for the workspace ws, and the names
-// of its file tools.
-func registry(ws *sandbox.Workspace) (*tool.Set, []string) {
+// of its file tools. The github tool reads GITHUB_TOKEN and GITHUB_API_URL.
+func registry(ws *sandbox.Workspace) (*tool.Set, []string, error) {
 	files := fs.Tools(ws)
 	reg := tool.NewSet(files...)
 	reg.Add(askuser.New())
 	reg.Add(web.New())
+	gh, err := github.New(github.ConfigFromEnv())
+	if err != nil {
+		return nil, nil, fmt.Errorf("GITHUB_API_URL: %w", err)
+	}
+	reg.Add(gh)
 	names := make([]string, len(files))
 	for i, t := range files {
 		names[i] = t.Spec().Name
 	}
-	return reg, names
+	return reg, names, nil
 }
 
 // gates computes the turn's flags from the command line. Flags that need a
@@ -110,7 +116,10 @@ func (f *toolFlags) gates() map[tool.Flag]tool.Gate {
 // composeTools composes the tools of a turn in the workspace ws. Gate
 // failures are logged to logw.
 func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw io.Writer) (*tool.Set, *tool.Report, *tool.Capability, error) {
-	reg, fileTools := registry(ws)
+	reg, fileTools, err := registry(ws)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	c, err := f.capabilityFor(fileTools)
 	if err != nil {
 		return nil, nil, nil, err

@@ -34,6 +34,7 @@ func (r toolsReport) decision(name string) (in bool, reason string, ok bool) {
 
 func toolsJSON(t *testing.T, args ...string) toolsReport {
 	t.Helper()
+	t.Setenv("GITHUB_API_URL", "")
 	args = append([]string{"tools", "--json", "--workspace", t.TempDir()}, args...)
 	code, stdout, stderr := runMain(t, context.Background(), args...)
 	if code != ExitCompleted {
@@ -80,6 +81,7 @@ func TestToolsComposesTheTurnFromTheFlags(t *testing.T) {
 				{"read_file", true, `owned by the capability "workspace"`},
 				{"ask_user", true, "always on"},
 				{"web_fetch", true, "always on"},
+				{"github", true, "always on"},
 				{"exec", false, "has_exec is off"},
 				{"rag", false, "has_kb is off"},
 			},
@@ -173,6 +175,7 @@ func TestToolsPrintsInThenOutWithReasons(t *testing.T) {
 }
 
 func TestToolsBadFlagsExitTwo(t *testing.T) {
+	t.Setenv("GITHUB_API_URL", "")
 	for _, args := range [][]string{
 		{"tools", "--capability", "nonsense"},
 		{"tools", "--capability", "x="},
@@ -183,5 +186,13 @@ func TestToolsBadFlagsExitTwo(t *testing.T) {
 		if code, _, stderr := runMain(t, context.Background(), args...); code != ExitUsage || stderr == "" {
 			t.Errorf("%v: exit %d stderr %q, want 2 with a message", args, code, stderr)
 		}
+	}
+}
+
+func TestToolsBadGitHubAPIURLExitsTwo(t *testing.T) {
+	t.Setenv("GITHUB_API_URL", "ftp://nowhere")
+	code, _, stderr := runMain(t, context.Background(), "tools", "--workspace", t.TempDir())
+	if code != ExitUsage || !strings.Contains(stderr, "GITHUB_API_URL") {
+		t.Errorf("exit %d stderr %q", code, stderr)
 	}
 }
