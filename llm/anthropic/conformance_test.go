@@ -280,29 +280,38 @@ func replayRecording(t *testing.T, path string, cache bool) {
 // runTool answers like the recording client's tools did.
 func runTool(t *testing.T, c *llm.Call) string {
 	t.Helper()
-	var args map[string]any
-	if err := json.Unmarshal([]byte(c.Args), &args); err != nil {
-		t.Fatalf("call %s: arguments %q: %v", c.Name, c.Args, err)
+	out, err := answerCall(c.Name, c.Args)
+	if err != nil {
+		t.Fatal(err)
 	}
-	switch c.Name {
+	return out
+}
+
+// answerCall runs the recorded tools: weather answers "40 C" for Florence,
+// add and multiply compute.
+func answerCall(name, argsText string) (string, error) {
+	var args map[string]any
+	if err := json.Unmarshal([]byte(argsText), &args); err != nil {
+		return "", fmt.Errorf("call %s: arguments %q: %w", name, argsText, err)
+	}
+	switch name {
 	case "weather":
 		if loc, _ := args["location"].(string); !strings.Contains(loc, "Florence") {
-			t.Errorf("weather location = %q, want Florence", loc)
+			return "", fmt.Errorf("weather location = %q, want Florence", loc)
 		}
-		return "40 C"
+		return "40 C", nil
 	case "add", "multiply":
 		a, aok := args["a"].(float64)
 		b, bok := args["b"].(float64)
 		if !aok || !bok {
-			t.Fatalf("%s arguments %v are not two numbers", c.Name, args)
+			return "", fmt.Errorf("%s arguments %v are not two numbers", name, args)
 		}
-		if c.Name == "add" {
-			return fmt.Sprint(a + b)
+		if name == "add" {
+			return fmt.Sprint(a + b), nil
 		}
-		return fmt.Sprint(a * b)
+		return fmt.Sprint(a * b), nil
 	}
-	t.Fatalf("call to unknown tool %q", c.Name)
-	return ""
+	return "", fmt.Errorf("call to unknown tool %q", name)
 }
 
 func textOf(r *llm.Response) string {
