@@ -1,0 +1,94 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The test binary is also the MCP server the tests talk to: run with
+// serverEnv set, it serves testServer on stdin and stdout and exits.
+const serverEnv = "REIN_MCP_TEST_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(serverEnv) == "1" {
+		if err := testServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, "test server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// stdioConfig is a server config that runs the test binary as the server.
+func stdioConfig(t *testing.T, name string) ServerConfig {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ServerConfig{Name: name, Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{serverEnv: "1"}}
+}
+
+type echoIn struct {
+	Text string `json:"text" jsonschema:"what to echo"`
+}
+
+type addIn struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+type addOut struct {
+	Sum int `json:"sum"`
+}
+
+type empty struct{}
+
+func text(s string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+}
+
+func testServer() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "rein-test", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the text back.\nA second line the manifest leaves out."},
+		func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+			return text("echo: " + in.Text), nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Add two integers.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, addOut, error) {
+			return nil, addOut{Sum: in.A + in.B}, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Always fails."},
+		func(_ context.Context, _ *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
+			return nil, nil, fmt.Errorf("the fail tool failed as asked")
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "hang", Description: "Never answers."},
+		func(ctx context.Context, _ *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "hang: started")
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "exit", Description: "Makes the server exit mid-call."},
+		func(_ context.Context, _ *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "exit: the server is going away")
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "odd name!", Description: "A name providers refuse."},
+		func(_ context.Context, _ *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
+			return text("odd"), nil, nil
+		})
+	return s
+}
+
+// httpHandler serves testServer over streamable HTTP.
+func httpHandler() http.Handler {
+	s := testServer()
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+}
