@@ -26,6 +26,7 @@ type turnFlags struct {
 	system    string
 	noStream  bool
 	approval  string
+	tools     toolFlags
 }
 
 func (f *turnFlags) register(cmd *cobra.Command) {
@@ -41,6 +42,7 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.json, "json", false, "print events as JSON Lines, then the outcome")
 	fl.StringVar(&f.system, "system", "", "the system prompt")
 	fl.BoolVar(&f.noStream, "no-stream", false, "ask the provider for whole responses instead of streams")
+	f.tools.register(cmd)
 	fl.StringVar(&f.approval, "approval", "on-request", "when calls wait for your approval: never (refused instead), on-request (tools marked risky), untrusted (everything but read-only tools)")
 }
 

@@ -17,8 +17,6 @@ import (
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/tool"
-	"github.com/reinhq/rein/tools/askuser"
-	"github.com/reinhq/rein/tools/fs"
 )
 
 func newRunCmd() *cobra.Command {
@@ -86,10 +84,6 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		return usageError(fmt.Errorf("workspace: %w", err))
 	}
 	defer ws.Close()
-	tools := s.tools
-	if tools == nil {
-		tools = append(fs.Tools(ws), askuser.New())
-	}
 
 	o := s.flags.options()
 	o.Model = s.model
@@ -97,7 +91,18 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	if s.spec.Provider == "scripted" {
 		o.ModelName = ""
 	}
-	o.Tools = tool.NewSet(tools...)
+	if s.tools != nil {
+		o.Tools = tool.NewSet(s.tools...)
+	} else {
+		set, _, capability, err := composeTools(cmd.Context(), ws, &s.flags.tools, cmd.ErrOrStderr())
+		if err != nil {
+			return usageError(err)
+		}
+		o.Tools = set
+		if capability != nil && capability.Prompt != "" {
+			o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
+		}
+	}
 
 	var h *human
 	var jl *jsonLines
