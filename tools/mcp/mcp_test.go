@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"go.uber.org/goleak"
 
 	"github.com/reinhq/rein/llm"
@@ -69,6 +71,7 @@ func TestManifestListsDeferredTools(t *testing.T) {
 		"test__echo: Echo the text back.\n" +
 		"test__exit: Makes the server exit mid-call.\n" +
 		"test__fail: Always fails.\n" +
+		"test__getenv: Reads the server's environment.\n" +
 		"test__hang: Never answers.\n" +
 		"test__odd_name_: A name providers refuse.\n"
 	if got := m.Manifest(); got != want {
@@ -148,12 +151,44 @@ func TestCallsReturnResults(t *testing.T) {
 	}
 }
 
+func TestStdioServerGetsOnlyTheSecretsItsConfigNames(t *testing.T) {
+	t.Setenv("REIN_MCP_TEST_TOKEN", "tok-secret")
+	cfg := stdioConfig(t, "test")
+	cfg.Env["GIVEN"] = "${REIN_MCP_TEST_TOKEN}"
+	m, _ := start(t, cfg)
+	if out := run(t, m, "test__getenv", `{"text":"REIN_MCP_TEST_TOKEN"}`); out.Text != "[]" {
+		t.Errorf("an unnamed secret reached the server: %q", out.Text)
+	}
+	if out := run(t, m, "test__getenv", `{"text":"GIVEN"}`); out.Text != "[tok-secret]" {
+		t.Errorf("the configured variable: %q", out.Text)
+	}
+}
+
 func TestStreamableHTTPServer(t *testing.T) {
-	srv := httptest.NewServer(httpHandler())
+	t.Setenv("REIN_MCP_TEST_HEADER", "Bearer from-env")
+	var mu sync.Mutex
+	var auth []string
+	h := httpHandler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
 	defer srv.Close()
-	m, _ := start(t, ServerConfig{Name: "web", URL: srv.URL, Headers: map[string]string{"X-Test": "$HOME"}})
+	m, _ := start(t, ServerConfig{Name: "web", URL: srv.URL, Headers: map[string]string{"Authorization": "$REIN_MCP_TEST_HEADER"}})
 	if out := run(t, m, "web__echo", `{"text":"over http"}`); out.Text != "echo: over http" || out.Failed {
 		t.Errorf("echo over HTTP: %+v", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range auth {
+		if a != "Bearer from-env" {
+			t.Errorf("a request carried Authorization %q", a)
+		}
+	}
+	if len(auth) == 0 {
+		t.Error("no request reached the server")
 	}
 }
 
@@ -359,5 +394,36 @@ func waitFor(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not met in 10s")
 		}
+	}
+}
+
+// TestConfigFromTOML decodes the example of ServerConfig's documentation,
+// as a config file holding [mcp.servers.NAME] tables would.
+func TestConfigFromTOML(t *testing.T) {
+	var file struct {
+		MCP struct {
+			Servers map[string]ServerConfig `toml:"servers"`
+		} `toml:"mcp"`
+	}
+	_, err := toml.Decode(`
+[mcp.servers.github]
+command = "github-mcp-server"
+args    = ["stdio"]
+env     = { GITHUB_PERSONAL_ACCESS_TOKEN = "$GITHUB_TOKEN" }
+
+[mcp.servers.docs]
+url          = "http://127.0.0.1:8931/mcp"
+headers      = { Authorization = "Bearer $DOCS_TOKEN" }
+call_timeout = "2m"
+`, &file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh, docs := file.MCP.Servers["github"], file.MCP.Servers["docs"]
+	if gh.Command != "github-mcp-server" || len(gh.Args) != 1 || gh.Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "$GITHUB_TOKEN" {
+		t.Errorf("github: %+v", gh)
+	}
+	if docs.URL != "http://127.0.0.1:8931/mcp" || docs.CallTimeout != 2*time.Minute || docs.Headers["Authorization"] == "" {
+		t.Errorf("docs: %+v", docs)
 	}
 }

@@ -80,6 +80,10 @@ func testServer() *sdk.Server {
 			os.Exit(3)
 			return nil, nil, nil
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "getenv", Description: "Reads the server's environment."},
+		func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+			return text("[" + os.Getenv(in.Text) + "]"), nil, nil
+		})
 	sdk.AddTool(s, &sdk.Tool{Name: "odd name!", Description: "A name providers refuse."},
 		func(_ context.Context, _ *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
 			return text("odd"), nil, nil
