@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/sandbox"
 )
 
 // clearKeys makes the environment look like a machine with no provider.
@@ -154,5 +156,42 @@ func TestDemoJSONEndsWithTheOutcome(t *testing.T) {
 	}
 	if strings.Contains(stdout, "rein demo —") {
 		t.Error("the human header leaked into --json output")
+	}
+}
+
+func TestRunMountsExecWhenAskedFor(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	script := writeScript(t, `rounds:
+  - calls:
+      - {id: e1, name: exec, args: {command: "echo hello from exec"}}
+  - text: ran it
+    expect:
+      - result: {call: e1, contains: "hello from exec"}
+`)
+	code, stdout, stderr := runMain(t, context.Background(), "run", "--exec", "--model", "scripted:"+script, "--workspace", dir, "run echo")
+	if sandbox.Detect().Isolation == sandbox.IsolationBwrap {
+		if code != ExitCompleted {
+			t.Fatalf("with bubblewrap: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		return
+	}
+	// Without a sandbox exec needs approval: a run that cannot ask pauses.
+	if code != ExitPaused {
+		t.Fatalf("without a sandbox: exit %d, want %d (paused for approval)\n%s\n%s", code, ExitPaused, stdout, stderr)
+	}
+}
+
+func TestRunWithoutExecFlagHasNoExec(t *testing.T) {
+	clearKeys(t)
+	script := writeScript(t, `rounds:
+  - calls:
+      - {id: e1, name: exec, args: {command: "echo hi"}}
+  - text: no exec here
+    expect:
+      - result: {call: e1, contains: "no tool named \"exec\" here"}
+`)
+	if code, stdout, stderr := runMain(t, context.Background(), "run", "--model", "scripted:"+script, "--workspace", t.TempDir(), "x"); code != ExitCompleted {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

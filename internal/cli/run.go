@@ -94,6 +94,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	if s.tools != nil {
 		o.Tools = tool.NewSet(s.tools...)
 	} else {
+		s.flags.tools.approval = s.flags.approval
 		set, _, capability, err := composeTools(cmd.Context(), ws, &s.flags.tools, cmd.ErrOrStderr())
 		if err != nil {
 			return usageError(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/askuser"
+	"github.com/reinhq/rein/tools/exec"
 	"github.com/reinhq/rein/tools/fs"
 	"github.com/reinhq/rein/tools/github"
 	"github.com/reinhq/rein/tools/web"
@@ -23,6 +24,9 @@ import (
 // toolFlags are the flags that decide which tools a turn gets (DESIGN §7.2,
 // §13). `rein tools` has them, and so can run and chat.
 type toolFlags struct {
+	// approval is the turn's approval policy, set by run before composing.
+	approval string
+
 	kbs        []string
 	exec       bool
 	enabled    []string
@@ -94,6 +98,9 @@ func registry(ws *sandbox.Workspace) (*tool.Set, []string, error) {
 		return nil, nil, fmt.Errorf("GITHUB_API_URL: %w", err)
 	}
 	reg.Add(gh)
+	for _, t := range exec.Tools(ws, exec.Options{}) {
+		reg.Add(t)
+	}
 	names := make([]string, len(files))
 	for i, t := range files {
 		names[i] = t.Spec().Name
@@ -107,10 +114,27 @@ func registry(ws *sandbox.Workspace) (*tool.Set, []string, error) {
 func (f *toolFlags) gates() map[tool.Flag]tool.Gate {
 	return map[tool.Flag]tool.Gate{
 		tool.HasKB:   tool.On(len(f.kbs) > 0),
-		tool.HasExec: tool.On(f.exec),
+		tool.HasExec: f.execGate,
 		// code_execution runs under the same policy as exec.
-		tool.HasCode: tool.On(f.exec),
+		tool.HasCode: f.execGate,
 	}
+}
+
+// execGate mounts exec and code_execution when asked for with --exec and
+// they can run: inside bubblewrap, or without a sandbox only after the
+// user's approval — so not under the approval policy never.
+func (f *toolFlags) execGate(context.Context) (bool, error) {
+	if !f.exec {
+		return false, nil
+	}
+	rep := sandbox.Detect()
+	if rep.Isolation == sandbox.IsolationBwrap {
+		return true, nil
+	}
+	if f.approval == string(tool.PolicyNever) {
+		return false, fmt.Errorf("no sandbox (%s), and exec without one needs approval, which --approval never does not give", rep.Reason)
+	}
+	return true, nil
 }
 
 // composeTools composes the tools of a turn in the workspace ws. Gate

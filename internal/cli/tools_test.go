@@ -90,8 +90,9 @@ func TestToolsComposesTheTurnFromTheFlags(t *testing.T) {
 			name: "--exec and --kb turn their flags on",
 			args: []string{"--exec", "--kb", "notes"},
 			want: []want{
-				{"exec", false, "mounted: has_exec"},
-				{"code_execution", false, "mounted: has_code"},
+				// exec and code_execution are registered; rag is not yet.
+				{"exec", true, "mounted: has_exec"},
+				{"code_execution", true, "mounted: has_code"},
 				{"rag", false, "mounted: has_kb"},
 			},
 		},
