@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are the schema, in order: migrations[i] takes a database from
+// version i to version i+1. They are only ever appended to; a released
+// migration is never edited, because databases out there already ran it.
+var migrations = []string{
+	// 1: threads, their turns, and the items of their history.
+	`
+CREATE TABLE threads (
+	id        TEXT PRIMARY KEY,
+	created   INTEGER NOT NULL,           -- unix nanoseconds
+	updated   INTEGER NOT NULL,
+	title     TEXT NOT NULL DEFAULT '',   -- the first user message, shortened
+	workspace TEXT NOT NULL DEFAULT '',
+	model     TEXT NOT NULL DEFAULT '',   -- provider:model
+	settings  TEXT NOT NULL DEFAULT '{}'  -- JSON Settings, approved tools included
+);
+CREATE TABLE turns (
+	id          TEXT PRIMARY KEY,
+	thread      TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+	seq         INTEGER NOT NULL,         -- 1, 2, … within the thread
+	status      TEXT NOT NULL,            -- queued, running, completed, paused, interrupted, failed
+	stop_reason TEXT NOT NULL DEFAULT '',
+	answer      TEXT NOT NULL DEFAULT '',
+	error       TEXT NOT NULL DEFAULT '',
+	usage       TEXT NOT NULL DEFAULT '{}',
+	cost        REAL NOT NULL DEFAULT 0,
+	rounds      INTEGER NOT NULL DEFAULT 0,
+	settlement_rounds INTEGER NOT NULL DEFAULT 0,
+	tool_steps  INTEGER NOT NULL DEFAULT 0,
+	input       TEXT NOT NULL DEFAULT '[]', -- JSON []llm.Item of a turn not started yet (queued)
+	started     INTEGER NOT NULL,
+	ended       INTEGER,
+	owner       TEXT NOT NULL DEFAULT '', -- host:pid of the process running it
+	UNIQUE (thread, seq)
+);
+-- Items are clustered by thread so loading a thread reads one range.
+CREATE TABLE items (
+	thread  TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+	seq     INTEGER NOT NULL,             -- position in the thread's history
+	id      TEXT NOT NULL,
+	turn    TEXT NOT NULL DEFAULT '',
+	role    TEXT NOT NULL,
+	origin  TEXT NOT NULL DEFAULT '',
+	pending INTEGER NOT NULL DEFAULT 0,   -- a pause placeholder: the only item ever replaced
+	parts   TEXT NOT NULL,                -- JSON []llm.Part
+	created INTEGER NOT NULL,
+	PRIMARY KEY (thread, seq)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX items_id ON items (thread, id);
+`,
+	// 2: pauses, resumable in another process.
+	`
+ALTER TABLE turns ADD COLUMN state TEXT; -- JSON loop.State of a paused turn
+CREATE TABLE pauses (
+	turn     TEXT NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+	call_id  TEXT NOT NULL,
+	pause    TEXT NOT NULL,               -- JSON loop.Pause
+	created  INTEGER NOT NULL,
+	answered INTEGER,                     -- set when the turn moves on
+	PRIMARY KEY (turn, call_id)
+);
+`,
+	// 3: steered input waiting for its turn's next model request, and the
+	// index that lists threads newest first.
+	`
+CREATE TABLE steers (
+	id        TEXT PRIMARY KEY,           -- the item id it is recorded under
+	thread    TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+	turn      TEXT NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+	item      TEXT NOT NULL,              -- JSON llm.Item
+	created   INTEGER NOT NULL,
+	delivered INTEGER                     -- set when the item is recorded
+);
+CREATE INDEX steers_turn ON steers (turn) WHERE delivered IS NULL;
+CREATE INDEX threads_updated ON threads (updated DESC, id DESC);
+CREATE INDEX turns_running ON turns (thread) WHERE status = 'running';
+`,
+}
+
+// SchemaVersion is the schema version this package writes: the number of
+// migrations (a test holds the two together).
+const SchemaVersion = 3
+
+// migrate brings the database on conn to version target, one transaction
+// per migration, so a failure leaves it at the last version reached.
+func migrate(ctx context.Context, conn *sql.Conn, target int) error {
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("store: schema_version: %w", err)
+	}
+	for {
+		done, err := migrateOne(ctx, conn, target)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// migrateOne runs the next migration below target; done reports that there
+// was none to run.
+func migrateOne(ctx context.Context, conn *sql.Conn, target int) (done bool, err error) {
+	// BEGIN IMMEDIATE (the connection's _txlock): two processes opening a
+	// fresh database at once run each migration once.
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("store: migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var v int
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); err {
+	case nil:
+	case sql.ErrNoRows:
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return false, fmt.Errorf("store: migrate: %w", err)
+		}
+	default:
+		return false, fmt.Errorf("store: migrate: %w", err)
+	}
+	if v > len(migrations) {
+		return false, fmt.Errorf("%w (database version %d, this rein knows %d)", ErrSchemaTooNew, v, len(migrations))
+	}
+	if v >= target {
+		return true, nil
+	}
+	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		return false, fmt.Errorf("store: migration %d: %w", v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v+1); err != nil {
+		return false, fmt.Errorf("store: migration %d: %w", v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("store: migration %d: %w", v+1, err)
+	}
+	return false, nil
+}

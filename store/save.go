@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/reinhq/rein/loop"
+)
+
+// This file holds the upserts a scheduler that keeps its own state needs:
+// it decides which turn runs, the store only records it. StartTurn,
+// FinishTurn and ResumeTurn are the checked forms for a caller that does
+// not keep turns in memory (the command line).
+
+// SaveThread creates the thread or updates its title, workspace, model and
+// settings. Created is kept from the first save; Updated becomes now.
+func (s *Store) SaveThread(ctx context.Context, t Thread) error {
+	if t.ID == "" {
+		return errors.New("store: SaveThread: the thread has no id")
+	}
+	settings, err := json.Marshal(t.Settings)
+	if err != nil {
+		return fmt.Errorf("store: settings: %w", err)
+	}
+	now := time.Now().UnixNano()
+	created := now
+	if !t.Created.IsZero() {
+		created = t.Created.UnixNano()
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO threads (id, created, updated, title, workspace, model, settings) VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, workspace = excluded.workspace, model = excluded.model,
+	settings = excluded.settings, title = CASE WHEN excluded.title = '' THEN threads.title ELSE excluded.title END`,
+			t.ID, created, now, shortTitle(t.Title), t.Workspace, t.Model, string(settings))
+		if err != nil {
+			return fmt.Errorf("store: save thread %s: %w", t.ID, err)
+		}
+		return nil
+	})
+}
+
+// SaveTurn creates or updates a turn record as given, without the checks of
+// StartTurn (one running turn per thread is then the caller's job). A
+// running turn is owned by this process; a paused one needs its State; a
+// turn that ended drops any state it had.
+func (s *Store) SaveTurn(ctx context.Context, t Turn) error {
+	if t.ID == "" || t.ThreadID == "" {
+		return errors.New("store: SaveTurn: the turn needs an id and a thread id")
+	}
+	var state []byte
+	if t.Status == loop.StatusPaused {
+		if t.State == nil || t.State.Pause == nil {
+			return fmt.Errorf("store: turn %s is paused without a pause state; nothing could resume it", t.ID)
+		}
+		var err error
+		if state, err = json.Marshal(t.State); err != nil {
+			return fmt.Errorf("store: turn %s state: %w", t.ID, err)
+		}
+	}
+	usage, err := json.Marshal(t.Usage)
+	if err != nil {
+		return fmt.Errorf("store: turn %s usage: %w", t.ID, err)
+	}
+	input := []byte("[]")
+	if len(t.Input) > 0 {
+		if input, err = json.Marshal(t.Input); err != nil {
+			return fmt.Errorf("store: turn %s input: %w", t.ID, err)
+		}
+	}
+	now := time.Now()
+	started := t.Started
+	if started.IsZero() {
+		started = now
+	}
+	var ended any
+	if !t.Ended.IsZero() {
+		ended = t.Ended.UnixNano()
+	}
+	running := t.Status == StatusRunning
+	if running {
+		liveAdd(t.ID)
+	}
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO turns (id, thread, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended, owner)
+VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE thread = ?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+ON CONFLICT (id) DO UPDATE SET status = excluded.status, stop_reason = excluded.stop_reason, answer = excluded.answer,
+	error = excluded.error, usage = excluded.usage, cost = excluded.cost, rounds = excluded.rounds,
+	settlement_rounds = excluded.settlement_rounds, tool_steps = excluded.tool_steps, input = excluded.input,
+	ended = excluded.ended, owner = excluded.owner, state = NULL`,
+			t.ID, t.ThreadID, string(t.Status), string(t.StopReason), t.Answer, t.Error, string(usage), t.Cost,
+			t.Rounds, t.SettlementRounds, t.ToolSteps, string(input), started.UnixNano(), ended, owner)
+		if err != nil {
+			if isForeignKey(err) {
+				return fmt.Errorf("thread %s: %w", t.ThreadID, ErrNotFound)
+			}
+			return fmt.Errorf("store: save turn %s: %w", t.ID, err)
+		}
+		if !running && t.Status != StatusQueued {
+			if _, err := tx.ExecContext(ctx, `UPDATE pauses SET answered = ? WHERE turn = ? AND answered IS NULL`, now.UnixNano(), t.ID); err != nil {
+				return fmt.Errorf("store: save turn %s: %w", t.ID, err)
+			}
+		}
+		if state != nil {
+			if err := putPause(ctx, tx, t.State, state, now); err != nil {
+				return err
+			}
+		}
+		return touch(ctx, tx, t.ThreadID, now)
+	})
+	if err != nil || !running {
+		liveDel(t.ID)
+	}
+	return err
+}

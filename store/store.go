@@ -1,0 +1,149 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+)
+
+// Store is rein's database. It is safe for concurrent use; several
+// processes may open the same file.
+type Store struct {
+	db   *sql.DB   // readers
+	conn *sql.Conn // the one writer connection, owned by the writer goroutine
+	path string
+
+	mu     sync.RWMutex // guards closed against sends on ops
+	closed bool
+	ops    chan *op
+	done   chan struct{} // closed when the writer goroutine has returned
+}
+
+// Sync says when a commit reaches the disk.
+type Sync int
+
+const (
+	// SyncFull syncs every commit before reporting it (SQLite
+	// synchronous=FULL): a committed item survives a power loss.
+	SyncFull Sync = iota
+	// SyncNormal syncs at WAL checkpoints only (synchronous=NORMAL): a
+	// committed item survives the process being killed, not a power loss.
+	SyncNormal
+)
+
+// Config configures how a store is opened. The zero value is the default.
+type Config struct {
+	Sync Sync
+}
+
+// EnvPath is the environment variable that overrides the default database
+// path.
+const EnvPath = "REIN_DB"
+
+// DefaultPath returns where the database lives when no path is given:
+// $REIN_DB, else $XDG_DATA_HOME/rein/rein.db, else
+// ~/.local/share/rein/rein.db.
+func DefaultPath() (string, error) {
+	if p := os.Getenv(EnvPath); p != "" {
+		return p, nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "rein", "rein.db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("store: no database path: set %s or XDG_DATA_HOME: %w", EnvPath, err)
+	}
+	return filepath.Join(home, ".local", "share", "rein", "rein.db"), nil
+}
+
+// Open opens (creating it if needed) the database at path with the default
+// Config; an empty path means DefaultPath.
+func Open(ctx context.Context, path string) (*Store, error) {
+	return Config{}.Open(ctx, path)
+}
+
+// Open opens (creating it if needed) the database at path, an empty path
+// meaning DefaultPath, and brings its schema to SchemaVersion.
+func (c Config) Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		p, err := DefaultPath()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	s, err := c.open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, s.conn, SchemaVersion); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.start()
+	return s, nil
+}
+
+// open opens the file without migrating it (tests stop at older versions).
+func (c Config) open(ctx context.Context, path string) (*Store, error) {
+	sync := "FULL"
+	if c.Sync == SyncNormal {
+		sync = "NORMAL"
+	}
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous("+sync+")")
+	// Write transactions take the lock when they begin, so two writers
+	// never deadlock upgrading read locks; the busy timeout queues them.
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	db.SetMaxIdleConns(4)
+	conn, err := db.Conn(ctx)
+	if err == nil {
+		// The first statement opens the file: errors surface here.
+		_, err = conn.ExecContext(ctx, `SELECT 1`)
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	return &Store{db: db, conn: conn, path: path}, nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close waits for the writes in flight, then closes the database. Writes
+// after Close fail with ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	if s.ops != nil {
+		close(s.ops)
+	}
+	s.mu.Unlock()
+	if s.done != nil {
+		<-s.done
+	}
+	return errors.Join(s.conn.Close(), s.db.Close())
+}

@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Thread is a conversation: its settings and a summary of its turns.
+type Thread struct {
+	ID      string    `json:"id"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	// Title is the thread's first user message, shortened.
+	Title     string   `json:"title"`
+	Workspace string   `json:"workspace,omitempty"`
+	Model     string   `json:"model,omitempty"`
+	Settings  Settings `json:"settings"`
+	// Turns counts the thread's turns (read only).
+	Turns int `json:"turns"`
+}
+
+// Settings are what a thread's turns start from (DESIGN §9, thread/start).
+type Settings struct {
+	// Approved are the tools the user approved for the whole thread;
+	// FinishTurn keeps them up to date.
+	Approved     []string `json:"approved,omitempty"`
+	Approval     string   `json:"approval,omitempty"`
+	Sandbox      string   `json:"sandbox,omitempty"`
+	Instructions string   `json:"instructions,omitempty"`
+	MaxRounds    int      `json:"max_rounds,omitempty"`
+	EnableTools  []string `json:"enable_tools,omitempty"`
+	DisableTools []string `json:"disable_tools,omitempty"`
+}
+
+// titleMax bounds a title in runes: enough to recognise a thread in a list.
+const titleMax = 80
+
+// newID returns a fresh random id such as "thread_…".
+func newID(prefix string) string {
+	return prefix + "_" + strings.ToLower(rand.Text()[:16])
+}
+
+// CreateThread stores a new thread. An empty t.ID gets a fresh id; Created
+// and Updated are set to now. It returns the thread as stored.
+func (s *Store) CreateThread(ctx context.Context, t Thread) (Thread, error) {
+	if t.ID == "" {
+		t.ID = newID("thread")
+	}
+	now := time.Now()
+	t.Created, t.Updated, t.Turns = now, now, 0
+	t.Title = shortTitle(t.Title)
+	settings, err := json.Marshal(t.Settings)
+	if err != nil {
+		return Thread{}, fmt.Errorf("store: settings: %w", err)
+	}
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO threads (id, created, updated, title, workspace, model, settings) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, now.UnixNano(), now.UnixNano(), t.Title, t.Workspace, t.Model, string(settings))
+		return err
+	})
+	if err != nil {
+		return Thread{}, fmt.Errorf("store: create thread %s: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+const threadColumns = `id, created, updated, title, workspace, model, settings, (SELECT count(*) FROM turns WHERE turns.thread = threads.id)`
+
+func scanThread(sc interface{ Scan(...any) error }) (Thread, error) {
+	var t Thread
+	var created, updated int64
+	var settings string
+	if err := sc.Scan(&t.ID, &created, &updated, &t.Title, &t.Workspace, &t.Model, &settings, &t.Turns); err != nil {
+		return Thread{}, err
+	}
+	t.Created, t.Updated = time.Unix(0, created), time.Unix(0, updated)
+	if err := json.Unmarshal([]byte(settings), &t.Settings); err != nil {
+		return Thread{}, fmt.Errorf("store: thread %s settings: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+// Thread returns the thread with id, or an error wrapping ErrNotFound.
+func (s *Store) Thread(ctx context.Context, id string) (Thread, error) {
+	t, err := scanThread(s.db.QueryRowContext(ctx, `SELECT `+threadColumns+` FROM threads WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Thread{}, fmt.Errorf("thread %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Thread{}, fmt.Errorf("store: thread %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// Threads lists threads, most recently updated first, at most limit of them
+// (all when limit <= 0) after cursor ("" for the first page). next is the
+// cursor of the page after this one, "" when there is none.
+func (s *Store) Threads(ctx context.Context, limit int, cursor string) (threads []Thread, next string, err error) {
+	var upd int64 = 1<<63 - 1
+	var after string
+	if cursor != "" {
+		u, id, ok := strings.Cut(cursor, "/")
+		n, perr := strconv.ParseInt(u, 10, 64)
+		if !ok || perr != nil {
+			return nil, "", fmt.Errorf("store: bad cursor %q: pass the next cursor of the previous page", cursor)
+		}
+		upd, after = n, id
+	}
+	q := `SELECT ` + threadColumns + ` FROM threads`
+	args := []any{}
+	if cursor != "" {
+		q += ` WHERE (updated, id) < (?, ?)`
+		args = append(args, upd, after)
+	}
+	q += ` ORDER BY updated DESC, id DESC`
+	if limit > 0 {
+		// One more than asked tells whether there is a next page.
+		q += ` LIMIT ?`
+		args = append(args, limit+1)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: threads: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		t, err := scanThread(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("store: threads: %w", err)
+		}
+		threads = append(threads, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("store: threads: %w", err)
+	}
+	if limit > 0 && len(threads) > limit {
+		threads = threads[:limit]
+		last := threads[limit-1]
+		next = strconv.FormatInt(last.Updated.UnixNano(), 10) + "/" + last.ID
+	}
+	return threads, next, nil
+}
+
+// SetSettings replaces a thread's settings.
+func (s *Store) SetSettings(ctx context.Context, id string, st Settings) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("store: settings: %w", err)
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE threads SET settings = ?, updated = ? WHERE id = ?`, string(b), time.Now().UnixNano(), id)
+		if err != nil {
+			return fmt.Errorf("store: thread %s settings: %w", id, err)
+		}
+		return mustChange(res, "thread "+id)
+	})
+}
+
+// DeleteThread removes a thread with its turns, items, pauses and steered
+// input. It refuses (ErrTurnActive) while a turn of the thread runs in a
+// live process.
+func (s *Store) DeleteThread(ctx context.Context, id string) error {
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := normalize(ctx, tx, id); err != nil {
+			return err
+		}
+		var running string
+		err := tx.QueryRowContext(ctx, `SELECT id FROM turns WHERE thread = ? AND status = 'running'`, id).Scan(&running)
+		if err == nil {
+			return fmt.Errorf("thread %s: turn %s is running: %w", id, running, ErrTurnActive)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store: delete thread %s: %w", id, err)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM threads WHERE id = ?`, id)
+		if err != nil {
+			return fmt.Errorf("store: delete thread %s: %w", id, err)
+		}
+		return mustChange(res, "thread "+id)
+	})
+}
+
+// mustChange turns "no row changed" into ErrNotFound for what.
+func mustChange(res sql.Result, what string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return nil
+}
+
+// shortTitle makes a one-line title of at most titleMax runes.
+func shortTitle(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= titleMax {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:titleMax-1])) + "…"
+}
