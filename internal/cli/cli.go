@@ -76,5 +76,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newRunCmd(), newDemoCmd(), newToolsCmd())
 	root.AddCommand(newModelsCmd())
 	root.AddCommand(newDoctorCmd())
+	root.AddCommand(newChatCmd())
 	return root
 }

@@ -1,0 +1,286 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/tool"
+)
+
+// cardState is where a tool call is.
+type cardState int
+
+const (
+	// cardWaiting: the model wrote the call; it has not started.
+	cardWaiting cardState = iota
+	cardRunning
+	cardDone
+	cardFailed
+	// cardWaitingUser: the call waits for the user (approval, ask_user).
+	cardWaitingUser
+	// cardAborted: the turn ended before the call did.
+	cardAborted
+)
+
+// card is one tool call of the live round.
+type card struct {
+	id, name, args string
+	state          cardState
+	started        time.Time
+	duration       time.Duration
+	// result is the first line of the result.
+	result string
+	lines  int
+}
+
+// finish records the call's result.
+func (c *card) finish(status, content string, ms float64) {
+	switch status {
+	case "ok":
+		c.state = cardDone
+	case "pending":
+		c.state = cardWaitingUser
+	case "aborted":
+		c.state = cardAborted
+	default:
+		c.state = cardFailed
+	}
+	c.duration = time.Duration(ms * float64(time.Millisecond))
+	content = strings.TrimSpace(content)
+	c.result, _, _ = strings.Cut(content, "\n")
+	c.lines = strings.Count(content, "\n") + 1
+}
+
+// render draws the card as one line: mark, tool, arguments, time, and the
+// result's first line.
+func (c *card) render(now time.Time, s styles, width int) string {
+	var mark, when string
+	switch c.state {
+	case cardWaiting:
+		mark = s.dim.Render("○")
+	case cardRunning:
+		mark = s.running.Render("●")
+		if !c.started.IsZero() {
+			when = seconds(now.Sub(c.started))
+		}
+	case cardDone:
+		mark, when = s.ok.Render("✓"), duration(c.duration)
+	case cardFailed:
+		mark, when = s.bad.Render("✗"), duration(c.duration)
+	case cardWaitingUser:
+		mark, when = s.warn.Render("?"), "waiting for you"
+	case cardAborted:
+		mark, when = s.warn.Render("■"), "aborted"
+	}
+	head := fmt.Sprintf("  %s %s %s", mark, s.bold.Render(c.name), summarizeArgs(c.args, max(10, width/2)))
+	if when != "" {
+		head += "  " + s.dim.Render(when)
+	}
+	if c.result != "" && (c.state == cardDone || c.state == cardFailed) {
+		res := c.result
+		if c.lines > 1 {
+			res += fmt.Sprintf(" (+%d lines)", c.lines-1)
+		}
+		room := max(10, width-visibleWidth(head)-5)
+		style := s.dim
+		if c.state == cardFailed {
+			style = s.bad
+		}
+		head += "  " + style.Render("→ "+shorten(res, room))
+	}
+	return head
+}
+
+// pauseCard is a pause the turn waits on: ask_user questions answered one at
+// a time in the input line, or an approval answered with one key.
+type pauseCard struct {
+	turnID, callID string
+	kind           tool.PauseKind
+	tool, args     string
+	intro          string
+	questions      []tool.Question
+	answers        []loop.QuestionAnswer
+	// hint says why the last answer was not taken.
+	hint string
+}
+
+func newPauseCard(e event.Event) *pauseCard {
+	p := &pauseCard{turnID: e.TurnID, callID: e.CallID, tool: e.Name, args: e.Args, kind: tool.PauseAskUser}
+	if e.Pause != nil {
+		p.kind, p.intro, p.questions = e.Pause.Kind, e.Pause.Intro, e.Pause.Questions
+	}
+	return p
+}
+
+// question returns the question waiting for an answer.
+func (p *pauseCard) question() *tool.Question {
+	if len(p.answers) < len(p.questions) {
+		return &p.questions[len(p.answers)]
+	}
+	return nil
+}
+
+// take records the answer typed for the current question. It returns the
+// complete answer once every question has one.
+func (p *pauseCard) take(text string) (*loop.Answer, error) {
+	q := p.question()
+	if q == nil {
+		// A pause without questions takes one free answer.
+		return &loop.Answer{TurnID: p.turnID, CallID: p.callID, Text: text}, nil
+	}
+	ans, err := pick(q, text)
+	if err != nil {
+		return nil, err
+	}
+	p.answers = append(p.answers, loop.QuestionAnswer{QuestionID: q.ID, Text: ans})
+	if p.question() != nil {
+		return nil, nil
+	}
+	return &loop.Answer{TurnID: p.turnID, CallID: p.callID, Answers: p.answers}, nil
+}
+
+// pick turns typed text into an answer to q: option numbers ("2", or
+// "1,3" when several may be chosen) or labels become the labels; other text
+// is a free answer where the question allows one.
+func pick(q *tool.Question, text string) (string, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return "", fmt.Errorf("type an answer")
+	}
+	if len(q.Options) == 0 {
+		return text, nil
+	}
+	var labels []string
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' }) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > len(q.Options) {
+			labels = nil
+			break
+		}
+		labels = append(labels, q.Options[n-1].Label)
+	}
+	if len(labels) > 1 && !q.MultiSelect {
+		return "", fmt.Errorf("pick one option, 1–%d", len(q.Options))
+	}
+	if len(labels) > 0 {
+		return strings.Join(labels, ", "), nil
+	}
+	if i := slices.IndexFunc(q.Options, func(o tool.Option) bool { return strings.EqualFold(o.Label, text) }); i >= 0 {
+		return q.Options[i].Label, nil
+	}
+	if q.AllowFreeText {
+		return text, nil
+	}
+	return "", fmt.Errorf("pick an option, 1–%d", len(q.Options))
+}
+
+// decision maps an approval key to a decision.
+func decision(key string) (loop.Decision, bool) {
+	switch key {
+	case "y", "1":
+		return loop.Approve, true
+	case "a", "2":
+		return loop.ApproveThread, true
+	case "n", "3":
+		return loop.Deny, true
+	}
+	return "", false
+}
+
+// approval answers an approval pause with d.
+func (p *pauseCard) approval(d loop.Decision) loop.Answer {
+	return loop.Answer{TurnID: p.turnID, CallID: p.callID, Decision: d}
+}
+
+// render draws the pause card.
+func (p *pauseCard) render(s styles, width int) string {
+	var b strings.Builder
+	if p.kind == tool.PauseApproval {
+		fmt.Fprintf(&b, "%s %s %s\n", s.warn.Render("approve?"), s.bold.Render(p.tool), summarizeArgs(p.args, max(10, width-20)))
+		b.WriteString("[y] approve  [a] approve for this thread  [n] deny")
+		return s.card.Width(max(20, width-2)).Render(b.String())
+	}
+	if p.intro != "" {
+		b.WriteString(wrap(p.intro, width-6) + "\n")
+	}
+	for i, a := range p.answers {
+		fmt.Fprintf(&b, "%s %s %s\n", s.dim.Render("✓"), s.dim.Render(p.questions[i].Prompt), a.Text)
+	}
+	if q := p.question(); q != nil {
+		head := q.Prompt
+		if q.Header != "" {
+			head = q.Header + ": " + head
+		}
+		if len(p.questions) > 1 {
+			head += s.dim.Render(fmt.Sprintf("  (%d/%d)", len(p.answers)+1, len(p.questions)))
+		}
+		b.WriteString(s.warn.Render("? ") + s.bold.Render(head))
+		for i, o := range q.Options {
+			line := fmt.Sprintf("\n  %d. %s", i+1, o.Label)
+			if o.Description != "" {
+				line += s.dim.Render(" — " + o.Description)
+			}
+			b.WriteString(line)
+		}
+		switch {
+		case len(q.Options) > 0 && q.MultiSelect:
+			b.WriteString(s.dim.Render("\nanswer with numbers (1,3)" + freeText(q) + ", then Enter"))
+		case len(q.Options) > 0:
+			b.WriteString(s.dim.Render("\nanswer with a number" + freeText(q) + ", then Enter"))
+		default:
+			b.WriteString(s.dim.Render("\ntype your answer, then Enter"))
+		}
+	}
+	if p.hint != "" {
+		b.WriteString("\n" + s.bad.Render(p.hint))
+	}
+	return s.card.Width(max(20, width-2)).Render(b.String())
+}
+
+func freeText(q *tool.Question) string {
+	if q.AllowFreeText {
+		return " or your own words"
+	}
+	return ""
+}
+
+// summarizeArgs renders JSON arguments as key=value pairs on one line.
+func summarizeArgs(args string, width int) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(args), &m); err != nil {
+		return shorten(oneLine(args), width)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v := m[k]
+		str, ok := v.(string)
+		if !ok || strings.ContainsAny(str, " \n\t\"") {
+			raw, _ := json.Marshal(v)
+			str = string(raw)
+		}
+		parts = append(parts, k+"="+str)
+	}
+	return shorten(oneLine(strings.Join(parts, " ")), width)
+}
+
+func duration(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return seconds(d)
+}
+
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}

@@ -1,0 +1,236 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+)
+
+// liveRound is the round streaming now: its text, its thinking and the
+// cards of its calls. It is committed when the round completes.
+type liveRound struct {
+	text     strings.Builder
+	thinking strings.Builder
+	cards    []*card
+}
+
+func (r *liveRound) card(id string) *card {
+	for _, c := range r.cards {
+		if c.id == id {
+			return c
+		}
+	}
+	return nil
+}
+
+func (r *liveRound) empty() bool {
+	return r.text.Len() == 0 && r.thinking.Len() == 0 && len(r.cards) == 0
+}
+
+func (r *liveRound) reset() {
+	r.text.Reset()
+	r.thinking.Reset()
+	r.cards = nil
+}
+
+// apply updates the model with one event of the thread.
+func (m *Model) apply(e event.Event) {
+	if e.ThreadID != "" && e.ThreadID != m.thread.ID {
+		return
+	}
+	s := m.styles()
+	switch e.Type {
+	case event.TurnStarted:
+		m.turnID, m.round, m.last = e.TurnID, 0, ""
+		m.status = statusRunning
+		m.live.reset()
+	case event.RoundStarted:
+		m.commitRound(event.RoleNarration, false)
+		m.round = e.Round
+	case event.TextDelta:
+		m.live.text.WriteString(e.Delta)
+	case event.ThinkingDelta:
+		m.live.thinking.WriteString(e.Delta)
+	case event.CallCompleted:
+		if m.live.card(e.CallID) == nil {
+			m.live.cards = append(m.live.cards, &card{id: e.CallID, name: e.Name, args: e.Args, state: cardWaiting})
+		}
+	case event.ToolStarted:
+		c := m.live.card(e.CallID)
+		if c == nil {
+			c = &card{id: e.CallID, name: e.Name, args: e.Args}
+			m.live.cards = append(m.live.cards, c)
+		}
+		c.state, c.started = cardRunning, e.Time
+	case event.Result:
+		c := m.live.card(e.CallID)
+		if c == nil {
+			c = &card{id: e.CallID, name: e.Name, args: e.Args}
+			m.live.cards = append(m.live.cards, c)
+		}
+		c.finish(e.Status, e.Content, e.Duration)
+	case event.RoundCompleted:
+		m.commitRound(e.Role, e.AnswerVisible)
+	case event.ItemAdded:
+		m.itemAdded(e.Item)
+	case event.PauseRequested:
+		m.pause = newPauseCard(e)
+		m.status = statusPaused
+		if c := m.live.card(e.CallID); c != nil {
+			c.state = cardWaitingUser
+		}
+	case event.PauseResolved:
+		if m.pause != nil && m.pause.callID == e.CallID {
+			m.pause = nil
+		}
+		if m.status == statusPaused {
+			m.status = statusRunning
+		}
+		what := "answered"
+		if e.Status != "" {
+			what = strings.ReplaceAll(e.Status, "_", " ")
+		}
+		m.commit(s.dim.Render(fmt.Sprintf("  ↳ %s %s: %s", e.Name, what, shorten(oneLine(e.Content), max(20, m.width-20)))))
+	case event.Retry:
+		m.commit(s.dim.Render(fmt.Sprintf("  ↻ reconnecting %d/%d: %s", e.Attempt, e.Max, e.Content)))
+	case event.Warning:
+		m.commit(s.warn.Render("  ! " + e.Content))
+	case event.Usage:
+		if e.Usage != nil {
+			m.usage.turn, m.usage.turnCost = *e.Usage, e.Cost
+		}
+	case event.Context:
+		m.usage.context = contextReport(e)
+	case event.TurnCompleted:
+		m.turnCompleted(e)
+	}
+}
+
+// itemAdded commits the user's own messages as the engine records them:
+// the turn's input (a queued text leaves the queue here) and steered input
+// (the steer is read at this point, so it leaves the pending list).
+func (m *Model) itemAdded(it *llm.Item) {
+	if it == nil || it.Role != llm.RoleUser {
+		return
+	}
+	text := it.Text()
+	s := m.styles()
+	switch it.Origin {
+	case llm.OriginInput:
+		if i := slices.Index(m.queued, text); i >= 0 {
+			m.queued = slices.Delete(m.queued, i, i+1)
+		}
+		m.commit(s.user.Render("› " + text))
+	case llm.OriginSteer:
+		if i := slices.Index(m.steers, text); i >= 0 {
+			m.steers = slices.Delete(m.steers, i, i+1)
+		}
+		m.commit(s.user.Render("› "+text) + s.dim.Render("  (steered into the turn)"))
+	}
+}
+
+// commitRound commits the live round: thinking as one dim line, the text
+// (the answer as markdown; narration as a dim preamble) and the cards.
+func (m *Model) commitRound(role string, answerVisible bool) {
+	if m.live.empty() {
+		return
+	}
+	s := m.styles()
+	var parts []string
+	if t := strings.TrimSpace(m.live.thinking.String()); t != "" {
+		parts = append(parts, s.dim.Render(thinkingLine(t, m.width)))
+	}
+	if t := strings.TrimSpace(m.live.text.String()); t != "" {
+		if role == event.RoleFinish || answerVisible {
+			parts = append(parts, m.md.render(t, m.width))
+		} else {
+			parts = append(parts, s.dim.Render(wrap(t, m.width)))
+		}
+	}
+	for _, c := range m.live.cards {
+		parts = append(parts, c.render(m.now(), s, m.width))
+	}
+	m.commit(strings.Join(parts, "\n"))
+	m.live.reset()
+}
+
+// turnCompleted ends the turn on screen: what is left of the round, a line
+// saying how the turn ended when that was not a plain answer, the usage.
+func (m *Model) turnCompleted(e event.Event) {
+	for _, c := range m.live.cards {
+		if c.state == cardRunning || c.state == cardWaiting || c.state == cardWaitingUser {
+			c.state = cardAborted
+		}
+	}
+	role := event.RoleNarration
+	if e.Status == "completed" {
+		role = event.RoleFinish
+	}
+	m.commitRound(role, false)
+	s := m.styles()
+	sum := e.Turn
+	status := e.Status
+	if sum != nil {
+		status = sum.Status
+		if e.Usage == nil {
+			m.usage.turn, m.usage.turnCost = sum.Usage, sum.Cost
+		}
+	}
+	switch status {
+	case "interrupted":
+		m.commit(s.warn.Render("■ interrupted"))
+	case "failed":
+		msg := "■ failed"
+		if sum != nil && sum.Error != "" {
+			msg += ": " + sum.Error
+		}
+		m.commit(s.bad.Render(msg))
+	case "paused":
+		m.commit(s.warn.Render("■ paused: the turn waits for an answer"))
+	default:
+		if sum != nil && sum.StopReason != "" && sum.StopReason != "finished" {
+			m.commit(s.dim.Render("  (stopped: " + sum.StopReason + ")"))
+		}
+	}
+	m.usage.endTurn()
+	m.turnID, m.round, m.pause = "", 0, nil
+	m.status, m.last = statusIdle, status
+	m.lastEsc = time.Time{}
+}
+
+// contextReport renders a context event for the footer: used of window, in
+// percent when both are known.
+func contextReport(e event.Event) string {
+	used, _ := number(e.Extra["used"])
+	window, _ := number(e.Extra["window"])
+	if window > 0 {
+		return fmt.Sprintf("%s/%s (%.0f%%)", compact(int64(used)), compact(int64(window)), 100*used/window)
+	}
+	if used > 0 {
+		return compact(int64(used))
+	}
+	return ""
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// thinkingLine collapses reasoning to one line: how long it was and how it
+// began.
+func thinkingLine(t string, width int) string {
+	words := len(strings.Fields(t))
+	return shorten(fmt.Sprintf("∴ thought (%d words): %s", words, oneLine(t)), max(20, width-2))
+}

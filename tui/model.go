@@ -1,0 +1,297 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+)
+
+// Options configure the chat.
+type Options struct {
+	// Model is the model's name, shown in the footer.
+	Model string
+	// Thread is the thread to resume; empty starts a new one.
+	Thread string
+	// Now returns the current time (tests); default time.Now.
+	Now func() time.Time
+}
+
+// status is what the footer says the thread is doing.
+type status string
+
+const (
+	statusIdle         status = "idle"
+	statusRunning      status = "running"
+	statusPaused       status = "paused"
+	statusInterrupting status = "interrupting"
+)
+
+// Model is the chat's Bubble Tea model. Finished output (prompts, answers,
+// tool cards of finished rounds) is printed above the program, into the
+// terminal's scrollback; the view holds only what is still changing: the
+// round streaming now, a pause card, the input line and the footer.
+type Model struct {
+	ctx  context.Context
+	be   Backend
+	opts Options
+	now  func() time.Time
+
+	thread ThreadInfo
+	sub    Subscription
+	// reading is the subscription a read is in flight for.
+	reading Subscription
+	input  textinput.Model
+	width  int
+	height int
+
+	status status
+	// turnID is the running turn; empty when idle.
+	turnID string
+	round  int
+	// last is how the last turn ended (completed, interrupted, failed),
+	// shown in the footer until the next turn starts.
+	last string
+
+	live  liveRound
+	pause *pauseCard
+	// steers are steered texts the engine has not read yet; queued are
+	// texts queued as next turns, in order.
+	steers []string
+	queued []string
+
+	usage usageTally
+	// lastEsc is when Esc was pressed while a tool ran (the double-Esc
+	// rule); zero when not armed.
+	lastEsc time.Time
+	// notice is a one-line hint under the live area, cleared by the next
+	// key.
+	notice string
+
+	// transcript is everything committed so far, in order; printed counts
+	// the blocks already handed to the terminal, and printing says a print
+	// is in flight (prints go one at a time so they keep their order).
+	transcript []string
+	printed    int
+	printing   bool
+	ticking    bool
+	quitting   bool
+
+	md markdown
+}
+
+// usageTally adds up the thread's tokens and cost: finished turns plus the
+// running one (whose usage events are cumulative for the turn).
+type usageTally struct {
+	before     llm.Usage
+	beforeCost float64
+	turn       llm.Usage
+	turnCost   float64
+	// context is the context-window report, when the engine sends one.
+	context string
+}
+
+func (u *usageTally) total() (llm.Usage, float64) {
+	return u.before.Add(u.turn), u.beforeCost + u.turnCost
+}
+
+func (u *usageTally) endTurn() {
+	u.before, u.beforeCost = u.before.Add(u.turn), u.beforeCost+u.turnCost
+	u.turn, u.turnCost = llm.Usage{}, 0
+}
+
+// Messages of the model.
+type (
+	// eventsMsg carries events read from the subscription.
+	eventsMsg struct {
+		sub    Subscription
+		events []event.Event
+		err    error
+	}
+	// printedMsg says the last print reached the terminal.
+	printedMsg struct{}
+	// tickMsg redraws running cards' elapsed time.
+	tickMsg struct{}
+)
+
+// New opens the thread (opts.Thread, or a new one), subscribes to its
+// events and returns the chat's model. ctx bounds the subscription.
+func New(ctx context.Context, be Backend, opts Options) (*Model, error) {
+	m := &Model{ctx: ctx, be: be, opts: opts, now: opts.Now, status: statusIdle, width: 80, height: 24}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	m.input = textinput.New()
+	m.input.Prompt = "› "
+	m.input.Placeholder = "ask anything · /help"
+	st := m.input.Styles()
+	st.Cursor.Blink = false
+	m.input.SetStyles(st)
+	m.input.Focus()
+	m.input.SetWidth(m.width - 3)
+
+	var history []llm.Item
+	var err error
+	if opts.Thread != "" {
+		m.thread, history, err = be.Resume(ctx, opts.Thread)
+	} else {
+		m.thread, err = be.NewThread(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tui: open thread: %w", err)
+	}
+	if err := m.subscribe(); err != nil {
+		return nil, err
+	}
+	m.commit(m.styles().dim.Render(fmt.Sprintf("rein chat · %s · thread %s · /help for commands", orDash(opts.Model), m.thread.ID)))
+	m.showHistory(history)
+	return m, nil
+}
+
+// Close ends the model's subscription.
+func (m *Model) Close() {
+	if m.sub != nil {
+		m.sub.Close()
+		m.sub = nil
+	}
+}
+
+func (m *Model) subscribe() error {
+	m.Close()
+	sub, err := m.be.Subscribe(m.ctx, m.thread.ID)
+	if err != nil {
+		return fmt.Errorf("tui: subscribe to thread %s: %w", m.thread.ID, err)
+	}
+	m.sub = sub
+	return nil
+}
+
+// Init starts reading events.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.waitEvents(), m.flush())
+}
+
+// waitEvents reads the next events of the current subscription. The
+// command's goroutine ends when events arrive or the subscription closes.
+func (m *Model) waitEvents() tea.Cmd {
+	sub, ctx := m.sub, m.ctx
+	if sub == nil || m.reading == sub {
+		return nil
+	}
+	m.reading = sub
+	return func() tea.Msg {
+		evs, err := sub.Next(ctx)
+		return eventsMsg{sub: sub, events: evs, err: err}
+	}
+}
+
+// Update handles a message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
+		m.input.SetWidth(m.width - 3)
+	case eventsMsg:
+		if msg.sub != m.sub {
+			// A subscription of a thread left behind (/new, /resume).
+			break
+		}
+		m.reading = nil
+		if msg.err != nil {
+			if m.ctx.Err() == nil {
+				m.commit(m.styles().bad.Render("! events stopped: " + msg.err.Error()))
+			}
+			break
+		}
+		for _, e := range msg.events {
+			m.apply(e)
+		}
+	case printedMsg:
+		m.printing = false
+	case tickMsg:
+		m.ticking = false
+	case tea.KeyPressMsg:
+		cmds = append(cmds, m.key(msg))
+	case tea.PasteMsg:
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(msg)
+		cmds = append(cmds, cmd)
+	}
+	if m.quitting {
+		// Print what is left, then stop.
+		return m, tea.Sequence(m.flush(), tea.Quit)
+	}
+	// After a thread switch, or the events just handled, read on.
+	cmds = append(cmds, m.waitEvents(), m.flush(), m.tick())
+	return m, tea.Batch(cmds...)
+}
+
+// commit adds a finished block to the transcript; flush prints it.
+func (m *Model) commit(block string) {
+	m.transcript = append(m.transcript, block)
+}
+
+// flush prints the committed blocks not printed yet, one print at a time:
+// commands run concurrently, so a second print before the first landed
+// could overtake it.
+func (m *Model) flush() tea.Cmd {
+	if m.printing || m.printed == len(m.transcript) {
+		return nil
+	}
+	text := strings.Join(m.transcript[m.printed:], "\n")
+	m.printed = len(m.transcript)
+	m.printing = true
+	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+}
+
+// tick keeps the elapsed time of running tools moving while a turn runs.
+func (m *Model) tick() tea.Cmd {
+	if m.ticking || m.turnID == "" {
+		return nil
+	}
+	m.ticking = true
+	return tea.Tick(200*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// Transcript returns the committed blocks, without styling (tests and
+// logs).
+func (m *Model) Transcript() []string {
+	out := make([]string, len(m.transcript))
+	for i, b := range m.transcript {
+		out[i] = stripANSI(b)
+	}
+	return out
+}
+
+// showHistory commits a resumed thread's messages: the user's inputs and
+// steers, and the assistant's visible text.
+func (m *Model) showHistory(items []llm.Item) {
+	s := m.styles()
+	for i := range items {
+		it := &items[i]
+		switch {
+		case it.Role == llm.RoleUser && (it.Origin == llm.OriginInput || it.Origin == llm.OriginSteer):
+			m.commit(s.user.Render("› " + it.Text()))
+		case it.Role == llm.RoleAssistant && strings.TrimSpace(it.Text()) != "":
+			if len(it.Calls()) > 0 {
+				m.commit(s.dim.Render(wrap(strings.TrimSpace(it.Text()), m.width)))
+			} else {
+				m.commit(m.md.render(it.Text(), m.width))
+			}
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

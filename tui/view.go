@@ -1,0 +1,156 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// styles are the chat's text styles; the program downsamples colours to
+// what the terminal supports.
+type styles struct {
+	dim, bold, user, ok, bad, warn, running lipgloss.Style
+	card, footer                            lipgloss.Style
+}
+
+func (m *Model) styles() styles {
+	return styles{
+		dim:     lipgloss.NewStyle().Faint(true),
+		bold:    lipgloss.NewStyle().Bold(true),
+		user:    lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12")),
+		ok:      lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
+		bad:     lipgloss.NewStyle().Foreground(lipgloss.Color("9")),
+		warn:    lipgloss.NewStyle().Foreground(lipgloss.Color("11")),
+		running: lipgloss.NewStyle().Foreground(lipgloss.Color("14")),
+		card:    lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color("11")).Padding(0, 1),
+		footer:  lipgloss.NewStyle().Faint(true),
+	}
+}
+
+// View draws what is still changing: the live round, pending steers and
+// queued turns, a pause card, the input line and the footer.
+func (m *Model) View() tea.View {
+	s := m.styles()
+	var blocks []string
+	if live := m.liveView(s); live != "" {
+		blocks = append(blocks, live)
+	}
+	for _, t := range m.steers {
+		blocks = append(blocks, s.dim.Render("  ↳ steer, read before the next model call: ")+shorten(oneLine(t), max(10, m.width-46)))
+	}
+	for i, t := range m.queued {
+		blocks = append(blocks, s.dim.Render(fmt.Sprintf("  ⏵ queued %d: ", i+1))+shorten(oneLine(t), max(10, m.width-16)))
+	}
+	if m.pause != nil {
+		blocks = append(blocks, m.pause.render(s, m.width))
+	}
+	if m.notice != "" {
+		blocks = append(blocks, s.warn.Render(m.notice))
+	}
+	blocks = append(blocks, m.input.View(), m.footer(s))
+	return tea.NewView(strings.Join(blocks, "\n"))
+}
+
+// liveView draws the streaming round: thinking as one line, the text so far
+// (its last lines, so the view never outgrows the screen) and the cards.
+func (m *Model) liveView(s styles) string {
+	var parts []string
+	if t := strings.TrimSpace(m.live.thinking.String()); t != "" && m.live.text.Len() == 0 {
+		parts = append(parts, s.dim.Render(thinkingLine(t, m.width)))
+	}
+	if t := strings.TrimSpace(m.live.text.String()); t != "" {
+		lines := strings.Split(wrap(t, m.width), "\n")
+		room := max(3, m.height-8-len(m.live.cards))
+		if len(lines) > room {
+			lines = append([]string{s.dim.Render("…")}, lines[len(lines)-room+1:]...)
+		}
+		parts = append(parts, strings.Join(lines, "\n"))
+	}
+	now := m.now()
+	for _, c := range m.live.cards {
+		parts = append(parts, c.render(now, s, m.width))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// footer is the status line: model, tokens, cost, context used, what the
+// thread is doing, and the keys that matter now.
+func (m *Model) footer(s styles) string {
+	u, cost := m.usage.total()
+	ctx := m.usage.context
+	if ctx == "" {
+		ctx = "—"
+	}
+	fields := []string{
+		orDash(m.opts.Model),
+		compact(u.Total()) + " tokens",
+		fmt.Sprintf("$%.4f", cost),
+		"ctx " + ctx,
+		m.statusText(),
+	}
+	if n := len(m.queued); n > 0 {
+		fields = append(fields, fmt.Sprintf("%d queued", n))
+	}
+	keys := "enter send · tab queue · /help · ctrl+c quit"
+	switch {
+	case m.pause != nil && m.pause.kind == "approval":
+		keys = "y/a/n answer · esc interrupt"
+	case m.pause != nil:
+		keys = "enter answer · esc interrupt"
+	case m.turnID != "":
+		keys = "enter steer · tab queue · esc interrupt"
+	}
+	return s.footer.Render(shorten(strings.Join(fields, " · ")+"  │  "+keys, max(20, m.width-1)))
+}
+
+// statusText is the thread's state for the footer.
+func (m *Model) statusText() string {
+	switch m.status {
+	case statusRunning:
+		if m.round > 0 {
+			return fmt.Sprintf("running round %d", m.round)
+		}
+		return "running"
+	case statusPaused:
+		return "paused"
+	case statusInterrupting:
+		return "interrupting…"
+	}
+	if m.last != "" && m.last != "completed" {
+		return m.last
+	}
+	return "idle"
+}
+
+// wrap wraps text to width columns, keeping its line breaks.
+func wrap(s string, width int) string {
+	return lipgloss.Wrap(s, max(10, width-1), "")
+}
+
+// shorten cuts s to at most n columns, ending with an ellipsis when cut.
+func shorten(s string, n int) string {
+	if ansi.StringWidth(s) <= n {
+		return s
+	}
+	return ansi.Truncate(s, max(1, n), "…")
+}
+
+func visibleWidth(s string) int { return ansi.StringWidth(s) }
+
+func stripANSI(s string) string { return ansi.Strip(s) }
+
+// compact writes a count with a k or M suffix.
+func compact(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 10_000:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	case n >= 1_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
