@@ -123,10 +123,10 @@ type roundState struct {
 	chatFrom time.Time
 	// chatTo is when the model's stream ended (the assistant item was
 	// added, or the round completed without one); zero while it streams.
-	chatTo    time.Time
-	endAt     time.Time
-	finish    string // the finish reason; "" when no response came
-	failure   string // why the model call failed, when known
+	chatTo  time.Time
+	endAt   time.Time
+	finish  string // the finish reason; "" when no response came
+	failure string // why the model call failed, when known
 }
 
 // Handle records e.
