@@ -97,6 +97,9 @@ type Event struct {
 	Max     int            `json:"max,omitempty"`
 	Turn    *TurnSummary   `json:"turn,omitempty"`
 	Extra   map[string]any `json:"extra,omitempty"`
+
+	// Context is the budget report of the Context event.
+	Context *ContextReport `json:"context,omitempty"`
 }
 
 // TurnSummary is the outcome carried by TurnCompleted.

@@ -95,13 +95,21 @@ func (e *Engine) Run(ctx context.Context, t Turn) (*Outcome, error) {
 	return r.loop()
 }
 
-// contextOf returns the history to send for a new turn: everything except
-// earlier turns' directives, in a slice the engine owns.
+// contextOf returns the history to send for a new turn: everything from the
+// latest compaction on except earlier turns' directives, in a slice the
+// engine owns.
 func contextOf(h []llm.Item) []llm.Item {
+	from := 0
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Origin == OriginCompaction {
+			from = i
+			break
+		}
+	}
 	// Room for a long turn (two items a round), so rounds append without
 	// copying the thread's history again.
-	out := make([]llm.Item, 0, len(h)+128)
-	for i := range h {
+	out := make([]llm.Item, 0, len(h)-from+128)
+	for i := from; i < len(h); i++ {
 		if h[i].Origin == llm.OriginDirective {
 			continue
 		}
@@ -122,10 +130,18 @@ type run struct {
 	specs []llm.ToolSpec
 	specV uint64              // the tool set's version specs were built from
 	seen  map[string]struct{} // call ids of the thread
+	guard Guard               // the context window guard, or nil
+	edits []int               // items replaced since the guard's last Fit
+	// compacted: the provider refused the request as too long and the
+	// history was compacted for a retry; cleared when a round gets through.
+	compacted bool
 }
 
 func (e *Engine) newRun(ctx context.Context, st *State) *run {
 	r := &run{e: e, o: &e.o, ctx: ctx, st: st, ev: e.o.Events, began: e.o.Now()}
+	if e.o.Window != nil {
+		r.guard = e.o.Window.Guard()
+	}
 	r.specV = e.o.Tools.Version()
 	r.specs = e.o.Tools.Specs()
 	// Sized for the thread's calls at once: growing a map of a long
@@ -194,7 +210,18 @@ func (r *run) loop() (*Outcome, error) {
 		if res.batch != nil {
 			st.ToolSteps++
 		}
+		if res.err == nil {
+			r.compacted = false
+		}
 		if res.err != nil {
+			if res.guarded {
+				// The guard refused a request known to be too big: sending
+				// a forced final round would only be refused the same way.
+				return r.fail(StopProviderError, res.err)
+			}
+			if r.retryCompacted(phase, res) {
+				continue
+			}
 			if !res.counted && st.Rounds == 0 {
 				return r.fail(StopProviderError, res.err)
 			}

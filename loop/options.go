@@ -81,6 +81,11 @@ type Options struct {
 	// Journal records each item as it is produced; nil keeps history in
 	// memory only.
 	Journal Journal
+	// Window keeps requests within the model's context window (package
+	// window): it counts before each request, shortens or compacts the
+	// history at 90 %, caps tool results as they are recorded and reports
+	// the budget after each round. Nil sends the history as it is.
+	Window Window
 
 	// Now returns the current time (tests). Default time.Now.
 	Now func() time.Time

@@ -187,7 +187,7 @@ func (r *run) applyAnswer(a Answer) error {
 	default:
 		res = llm.Result{CallID: p.CallID, Name: p.Tool, Content: answerText(p, a), Status: llm.ResultOK}
 	}
-	if err := r.replace(i, llm.ToolResult(res)); err != nil {
+	if err := r.replace(i, llm.ToolResult(r.cap(res))); err != nil {
 		return err
 	}
 	r.emit(event.Event{Type: event.PauseResolved, CallID: p.CallID, Name: p.Tool, Content: res.Content, Status: string(a.Decision)})

@@ -33,6 +33,9 @@ func (r *run) replace(i int, it llm.Item) error {
 	it.ID = r.st.History[i].ID
 	it.TurnID = r.st.History[i].TurnID
 	r.st.History[i] = it
+	if r.guard != nil {
+		r.edits = append(r.edits, i)
+	}
 	if r.ev != nil {
 		r.emit(event.Event{Type: event.ItemAdded, Item: &r.st.History[i]})
 	}

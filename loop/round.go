@@ -22,6 +22,8 @@ type roundResult struct {
 	err         error
 	journalErr  error
 	interrupted bool
+	// guarded: the error is the context guard's, not the provider's.
+	guarded bool
 }
 
 // request prepares the round's request. The history slice is shared, not
@@ -64,7 +66,14 @@ func (r *run) round(phase llm.Phase) roundResult {
 	r.emit(event.Event{Type: event.RoundStarted, Round: n, Phase: phase})
 	final := phase == llm.PhaseFinal
 
-	stream, err := r.o.Model.Stream(r.ctx, r.request(phase))
+	req := r.request(phase)
+	if err := r.fit(req, false); err != nil {
+		res.err = err
+		res.guarded = true
+		res.interrupted = r.ctx.Err() != nil
+		return res
+	}
+	stream, err := r.o.Model.Stream(r.ctx, req)
 	if err != nil {
 		res.err = err
 		res.interrupted = r.ctx.Err() != nil
@@ -178,7 +187,7 @@ func (r *run) round(phase llm.Phase) roundResult {
 				ignored++
 				continue
 			}
-			id := p.Call.ID
+			var id string
 			if ci < len(ids) {
 				id = ids[ci]
 			} else {
@@ -235,7 +244,7 @@ func (r *run) round(phase llm.Phase) roundResult {
 	if disp != nil {
 		res.batch = disp.Finish()
 		for i := range res.batch.Results {
-			if err := r.record(llm.ToolResult(res.batch.Results[i])); err != nil && res.journalErr == nil {
+			if err := r.record(llm.ToolResult(r.cap(res.batch.Results[i]))); err != nil && res.journalErr == nil {
 				res.journalErr = err
 			}
 		}
@@ -249,6 +258,9 @@ func (r *run) round(phase llm.Phase) roundResult {
 		u := r.st.Usage
 		r.emit(event.Event{Type: event.RoundCompleted, Round: n, Phase: phase, Role: role, AnswerVisible: res.finish.Truncated() && res.batch == nil, Code: string(res.finish)})
 		r.emit(event.Event{Type: event.Usage, Round: n, Usage: &u, Cost: r.st.Cost})
+	}
+	if resp != nil {
+		r.observe(resp.Usage, n)
 	}
 	return res
 }

@@ -1,0 +1,254 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+)
+
+// OriginCompaction marks a compaction: a user-role item holding the handoff
+// summary that stands for the history before it (DESIGN §8). Requests start
+// from the latest one, in the turn that wrote it and in later turns.
+const OriginCompaction llm.Origin = "compaction"
+
+// PhaseCompact is the phase of the model call that writes a handoff
+// summary. It is not a round of the turn: it is not counted against the
+// round budgets, only its usage is.
+const PhaseCompact llm.Phase = "compact"
+
+// Window keeps a turn's requests within the model's context window (DESIGN
+// §8). Package window implements it.
+type Window interface {
+	// Guard returns the guard of one run of a turn (started, resumed, or a
+	// manual compaction).
+	Guard() Guard
+	// Cap shortens a tool result before it is recorded: head and tail
+	// kept, a marker between (DESIGN §8).
+	Cap(res *llm.Result)
+}
+
+// Guard watches one turn's context. The engine calls it from the turn's
+// goroutine, one call at a time.
+type Guard interface {
+	// Fit is called before each model request. It may shorten items or
+	// compact the history through h, and returns an error (of kind
+	// llm.ContextWindowExceeded) rather than let a request known to be too
+	// big go out. With force it compacts whatever the count says: the
+	// provider refused the request as too long, or the user asked.
+	Fit(ctx context.Context, h *History, force bool) error
+	// Observe is called after each model request with the usage the
+	// provider reported (zero when none). It returns the request's budget
+	// report for the Context event, or nil.
+	Observe(u llm.Usage) *event.ContextReport
+}
+
+// History is what a Guard sees of a turn and may change: the request about
+// to be sent, whose Items are the turn's history (shared, not copied).
+type History struct {
+	r   *run
+	req *llm.Request
+}
+
+// Request returns the request about to be sent. Its Items are the history;
+// the guard must not modify them except through History's methods.
+func (h *History) Request() *llm.Request { return h.req }
+
+// TurnStart returns the index in Request().Items of the turn's first item.
+func (h *History) TurnStart() int { return h.r.st.TurnStart }
+
+// Edited returns the indexes of items replaced since the guard's last Fit
+// (a pause placeholder answered), so a guard counting incrementally knows
+// what to count again.
+func (h *History) Edited() []int { return h.r.edits }
+
+// Shorten replaces item i for the rest of the turn (a long old tool result
+// cut down). It is not journaled: the store keeps the item as recorded, and
+// a later turn's guard shortens it again if it must.
+func (h *History) Shorten(i int, it llm.Item) error {
+	items := h.r.st.History
+	if i < 0 || i >= len(items) {
+		return fmt.Errorf("loop: shorten: item %d out of range (history of %d)", i, len(items))
+	}
+	old := &items[i]
+	if it.Role != old.Role || old.Role == llm.RoleTool && (it.Result() == nil || old.Result() == nil || it.Result().CallID != old.Result().CallID) {
+		return fmt.Errorf("loop: shorten: item %d must keep its role and the call it answers", i)
+	}
+	it.ID, it.TurnID, it.Origin = old.ID, old.TurnID, old.Origin
+	items[i] = it
+	return nil
+}
+
+// Summarize makes one model call with the engine's model outside the
+// round count (phase compact) and returns its text. Its usage counts
+// toward the turn's budgets; nothing it streams is shown as an answer.
+func (h *History) Summarize(ctx context.Context, req *llm.Request) (string, error) {
+	r := h.r
+	req.TurnID, req.Phase = r.st.TurnID, PhaseCompact
+	req.Round = r.st.Rounds + 1
+	s, err := r.o.Model.Stream(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	resp, err := llm.Collect(s)
+	if err != nil {
+		return "", err
+	}
+	r.addUsage(resp.Usage)
+	var b strings.Builder
+	for _, p := range resp.Parts {
+		if p.Kind == llm.PartText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String(), nil
+}
+
+// Compact records summary as a compaction (Origin OriginCompaction, a
+// user-role item) and then the items from keepFrom on again, after it;
+// from now on requests start at the compaction. The kept items' calls get
+// fresh ids (their results follow), so call ids stay unique in the thread.
+// keepFrom must start a self-contained tail: every result in it answers a
+// call in it.
+func (h *History) Compact(summary llm.Item, keepFrom int) error {
+	r := h.r
+	old := r.st.History
+	if keepFrom < 0 || keepFrom > len(old) {
+		return fmt.Errorf("loop: compact: keepFrom %d out of range (history of %d)", keepFrom, len(old))
+	}
+	summary.ID, summary.Role, summary.Origin = "", llm.RoleUser, OriginCompaction
+	if len(summary.Parts) == 0 {
+		return errors.New("loop: compact: the summary is empty")
+	}
+	// Copy the kept items with fresh call ids before changing anything, so
+	// a tail that would break the invariants leaves the history as it was.
+	kept := make([]llm.Item, 0, len(old)-keepFrom+1)
+	kept = append(kept, summary)
+	ids := make(map[string]string)
+	for _, it := range old[keepFrom:] {
+		it.ID = ""
+		parts := make([]llm.Part, len(it.Parts))
+		copy(parts, it.Parts)
+		for j := range parts {
+			switch p := &parts[j]; {
+			case p.Kind == llm.PartCall && p.Call != nil:
+				c := *p.Call
+				c.ID = NewID("call")
+				ids[p.Call.ID] = c.ID
+				p.Call = &c
+			case p.Kind == llm.PartResult && p.Result != nil:
+				res := *p.Result
+				if id, ok := ids[res.CallID]; ok {
+					res.CallID = id
+				}
+				p.Result = &res
+			}
+		}
+		it.Parts = parts
+		kept = append(kept, it)
+	}
+	if err := llm.CheckHistory(kept); err != nil {
+		return fmt.Errorf("loop: compact: the kept items from %d are not self-contained: %w", keepFrom, err)
+	}
+	// A fresh slice: the old history stays intact for whoever holds it
+	// (the thread's caller), and requests start at the compaction.
+	r.st.History = make([]llm.Item, 0, len(kept)+128)
+	r.st.TurnStart = 0
+	r.edits = r.edits[:0]
+	for _, id := range ids {
+		r.seen[id] = struct{}{}
+	}
+	var first error
+	for _, it := range kept {
+		if err := r.record(it); err != nil && first == nil {
+			first = err
+		}
+	}
+	h.req.Items = r.st.History
+	return first
+}
+
+// Warn emits a guard warning (event.WarnGuard).
+func (h *History) Warn(msg string) { h.r.warn(event.WarnGuard, msg) }
+
+// fit runs the guard before a request.
+func (r *run) fit(req *llm.Request, force bool) error {
+	if r.guard == nil {
+		return nil
+	}
+	h := History{r: r, req: req}
+	err := r.guard.Fit(r.ctx, &h, force)
+	r.edits = r.edits[:0]
+	return err
+}
+
+// observe reports the context after a request.
+func (r *run) observe(u llm.Usage, round int) {
+	if r.guard == nil {
+		return
+	}
+	if rep := r.guard.Observe(u); rep != nil && r.ev != nil {
+		r.emit(event.Event{Type: event.Context, Round: round, Context: rep})
+	}
+}
+
+// cap shortens a result before it is recorded.
+func (r *run) cap(res llm.Result) llm.Result {
+	if r.o.Window != nil {
+		r.o.Window.Cap(&res)
+	}
+	return res
+}
+
+// retryCompacted handles a provider's context-length error on a round that
+// left no trace: the history is compacted once and the round is tried
+// again. It reports whether the turn should go on.
+func (r *run) retryCompacted(phase llm.Phase, res roundResult) bool {
+	if r.guard == nil || res.counted || r.compacted || !errors.Is(res.err, llm.ContextWindowExceeded) {
+		return false
+	}
+	r.compacted = true
+	r.warn(event.WarnGuard, "the provider refused the request as too long for the model; compacting the history and trying again")
+	if err := r.fit(r.request(phase), true); err != nil {
+		r.warn(event.WarnGuard, "compaction failed: "+r.redact(err.Error()))
+		return false
+	}
+	return true
+}
+
+// StopCompacted is the stop reason of a manual compaction (Engine.Compact).
+const StopCompacted StopReason = "compacted"
+
+// Compact compacts a thread's history now, outside any turn (`/compact` in
+// the chat, `thread/compact` in the server): the model writes a handoff
+// summary that is recorded as a compaction item (Journal, events), and the
+// thread's next turns start from it. t.Input must be empty; the outcome's
+// Items are the compaction, its Usage the summary's. It needs
+// Options.Window.
+func (e *Engine) Compact(ctx context.Context, t Turn) (*Outcome, error) {
+	if e.o.Window == nil {
+		return nil, errors.New("loop: Compact needs Options.Window (package window)")
+	}
+	if len(t.Input) > 0 {
+		return nil, errors.New("loop: Compact takes no input; run a turn for that")
+	}
+	id := t.ID
+	if id == "" {
+		id = NewID("turn")
+	}
+	st := &State{Version: stateVersion, ThreadID: t.ThreadID, TurnID: id, Approved: t.Approved}
+	st.History = contextOf(t.History)
+	st.TurnStart = len(st.History)
+	if len(st.History) == 0 {
+		return nil, errors.New("loop: the thread has no history to compact")
+	}
+	r := e.newRun(ctx, st)
+	r.emit(event.Event{Type: event.TurnStarted})
+	if err := r.fit(r.request(llm.PhaseExplore), true); err != nil {
+		return r.fail(StopProviderError, err)
+	}
+	return r.complete(StopCompacted, "")
+}

@@ -1,0 +1,51 @@
+package window
+
+import (
+	"fmt"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// sampleBytes is how much of each end of a long result is tokenized to
+// learn its bytes per token: counting a megabyte exactly takes longer than
+// a round should.
+const sampleBytes = 8 << 10
+
+// Cap shortens a tool result to about Config.ResultCap tokens before it is
+// recorded (loop.Window, DESIGN §8): the head and the tail are kept and a
+// marker between says how much was cut and how to see it.
+func (w *Window) Cap(res *llm.Result) {
+	limit := w.c.ResultCap
+	// A token is at least a byte: text no longer than the cap fits.
+	if limit <= 0 || res == nil || len(res.Content) <= limit {
+		return
+	}
+	s := res.Content
+	tokens := w.sampledCount(s)
+	if tokens <= limit {
+		return
+	}
+	name := res.Name
+	if name == "" {
+		name = "the tool"
+	}
+	res.Content = cutMiddle(s, tokens, limit, func(cut, lines int) string {
+		return fmt.Sprintf("\n\n[rein: about %d tokens (%d lines) were cut from the middle of this output to keep the context small. "+
+			"Call %s again with narrower arguments (a line range, a pattern, a limit) to see the part you need.]\n\n", cut, lines, name)
+	})
+}
+
+// sampledCount returns the tokens of s: counted when s is short, else
+// estimated from the bytes per token of its two ends.
+func (w *Window) sampledCount(s string) int {
+	if len(s) <= 4*sampleBytes {
+		return w.k.text(s)
+	}
+	head := s[:lineEnd(s, sampleBytes)]
+	tail := s[lineStart(s, len(s)-sampleBytes):]
+	n := w.k.c.Count(head) + w.k.c.Count(tail)
+	if n == 0 {
+		return 0
+	}
+	return int(float64(len(s)) * float64(n) / float64(len(head)+len(tail)))
+}

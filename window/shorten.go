@@ -1,0 +1,93 @@
+package window
+
+import (
+	"fmt"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
+)
+
+// candidate is an old tool result the guard may shorten.
+type candidate struct{ i, tokens int }
+
+// shorten cuts the largest old tool results — those before the latest
+// assistant item, which the model has already read — down to about
+// ShortenTo tokens each, largest first, until the request is well under the
+// limit (a tenth of the window below it, so the next rounds do not shorten
+// again at once). It returns how many it shortened and about how many
+// tokens it cut.
+func (g *guard) shorten(h *loop.History, used, limit int) (n, cut int) {
+	items := h.Request().Items
+	last := lastAssistant(items)
+	keep := g.w.c.ShortenTo
+	var cands []candidate
+	for i := 0; i < last; i++ {
+		if items[i].Role == llm.RoleTool && int(g.led.tokens[i]) > 2*keep {
+			cands = append(cands, candidate{i, int(g.led.tokens[i])})
+		}
+	}
+	sortCandidates(cands)
+	target := limit - g.w.c.Window/10
+	for _, c := range cands {
+		if used <= target {
+			break
+		}
+		it, ok := g.shortened(items, c.i)
+		if !ok || h.Shorten(c.i, it) != nil {
+			continue
+		}
+		before := int(g.led.tokens[c.i])
+		g.led.set(c.i, &items[c.i])
+		d := before - int(g.led.tokens[c.i])
+		used -= int(g.ratio * float64(d))
+		n++
+		cut += d
+	}
+	return n, cut
+}
+
+// shortened returns the tool result at i cut in the middle, with a marker
+// that says how to see it whole again: the same call.
+func (g *guard) shortened(items []llm.Item, i int) (llm.Item, bool) {
+	res := items[i].Result()
+	if res == nil {
+		return llm.Item{}, false
+	}
+	how := "Call " + orTool(res.Name) + " again with the same arguments"
+	if c := callOf(items, i, res.CallID); c != nil && len(c.Args) <= 300 {
+		how += " (" + c.Args + ")"
+	}
+	r := *res
+	tokens := g.w.k.text(r.Content)
+	r.Content = cutMiddle(r.Content, tokens, g.w.c.ShortenTo, func(cut, lines int) string {
+		return fmt.Sprintf("\n\n[rein: about %d tokens (%d lines) were cut from the middle of this earlier result to fit the context window. %s to see it whole.]\n\n", cut, lines, how)
+	})
+	if r.Content == res.Content {
+		return llm.Item{}, false
+	}
+	return llm.ToolResult(r), true
+}
+
+// callOf finds the call a result at i answers: in the assistant item
+// before it.
+func callOf(items []llm.Item, i int, id string) *llm.Call {
+	for j := i - 1; j >= 0; j-- {
+		if items[j].Role != llm.RoleAssistant {
+			continue
+		}
+		for _, c := range items[j].Calls() {
+			if c.ID == id {
+				return c
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+func orTool(name string) string {
+	if name == "" {
+		return "the tool"
+	}
+	return name
+}
