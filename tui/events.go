@@ -145,7 +145,10 @@ func (m *Model) commitRound(role string, answerVisible bool) {
 		parts = append(parts, s.dim.Render(thinkingLine(t, m.width)))
 	}
 	if t := strings.TrimSpace(m.live.text.String()); t != "" {
-		if role == event.RoleFinish || answerVisible {
+		if m.status == statusInterrupting {
+			// Cut by the interrupt: shown as the fragment it is.
+			parts = append(parts, s.dim.Render(wrap(t+" …", m.width)))
+		} else if role == event.RoleFinish || answerVisible {
 			parts = append(parts, m.md.render(t, m.width))
 		} else {
 			parts = append(parts, s.dim.Render(wrap(t, m.width)))

@@ -47,9 +47,9 @@ type Model struct {
 	sub    Subscription
 	// reading is the subscription a read is in flight for.
 	reading Subscription
-	input  textinput.Model
-	width  int
-	height int
+	input   textinput.Model
+	width   int
+	height  int
 
 	status status
 	// turnID is the running turn; empty when idle.
