@@ -77,5 +77,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newModelsCmd())
 	root.AddCommand(newDoctorCmd())
 	root.AddCommand(newChatCmd())
+	root.AddCommand(newSessionsCmd(), newAnswerCmd())
 	return root
 }

@@ -27,6 +27,7 @@ type turnFlags struct {
 	noStream  bool
 	approval  string
 	tools     toolFlags
+	db        string
 }
 
 func (f *turnFlags) register(cmd *cobra.Command) {
@@ -43,6 +44,7 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.system, "system", "", "the system prompt")
 	fl.BoolVar(&f.noStream, "no-stream", false, "ask the provider for whole responses instead of streams")
 	f.tools.register(cmd)
+	fl.StringVar(&f.db, "db", "", dbFlagUsage)
 	fl.StringVar(&f.approval, "approval", "on-request", "when calls wait for your approval: never (refused instead), on-request (tools marked risky), untrusted (everything but read-only tools)")
 }
 

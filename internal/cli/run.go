@@ -21,6 +21,7 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var f turnFlags
+	var thread string
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT",
 		Short: "Run one turn and stream the answer",
@@ -47,10 +48,11 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return runTurn(cmd, turnSetup{flags: &f, spec: spec, model: model, dir: dir, prompt: prompt})
+			return runTurn(cmd, turnSetup{flags: &f, spec: spec, model: model, dir: dir, prompt: prompt, thread: thread})
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().StringVar(&thread, "thread", "", "continue the thread ID (its history and approved tools)")
 	return cmd
 }
 
@@ -73,6 +75,11 @@ type turnSetup struct {
 	tools  []tool.Tool // nil: the workspace's file tools
 	// header is printed before the turn in human mode.
 	header []string
+	// thread continues a stored thread; "" starts a new one.
+	thread string
+	// persist is the store and thread already opened (rein answer); nil
+	// opens them from the flags.
+	persist *persisted
 }
 
 // runTurn runs one turn and reports it as text or JSON Lines, returning an
@@ -105,6 +112,13 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		}
 	}
 
+	p, err := openPersisted(cmd.Context(), &s)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	o.Journal = p.st
+
 	var h *human
 	var jl *jsonLines
 	if s.flags.json {
@@ -127,16 +141,23 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		return usageError(err)
 	}
 	ctx := cmd.Context()
-	outcome, _ := engine.Run(ctx, loop.Turn{ThreadID: loop.NewID("thread"), Input: []llm.Item{llm.UserText(s.prompt)}})
+	outcome, err := p.run(ctx, engine, s.prompt)
+	if err != nil {
+		return err
+	}
 	if sm, ok := s.model.(*scripted.Model); ok && outcome.Status == loop.StatusCompleted {
 		if err := sm.Verify(); err != nil {
 			outcome.Status, outcome.Err = loop.StatusFailed, fmt.Errorf("the script did not go as written: %w", err)
 		}
 	}
+	if err := p.finish(ctx, outcome); err != nil {
+		return err
+	}
 	if jl != nil {
 		jl.outcome(outcome)
 	} else {
 		h.summary(outcome)
+		p.report(cmd.ErrOrStderr(), outcome)
 	}
 	switch outcome.Status {
 	case loop.StatusCompleted:

@@ -1,0 +1,320 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/store"
+)
+
+// dbFlagUsage documents --db the same way on every command that has it.
+const dbFlagUsage = "the thread store (default $" + store.EnvPath + ", else $XDG_DATA_HOME/rein/rein.db)"
+
+// openStore opens the store at path (the --db flag; "" for the default),
+// as a usage error when it cannot: rein cannot keep threads there.
+func openStore(ctx context.Context, path string) (*store.Store, error) {
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("%w (choose another file with --db or %s)", err, store.EnvPath))
+	}
+	return st, nil
+}
+
+// persisted is a turn kept in the store: the thread it belongs to, and
+// whether it is a new turn or the resume of a paused one.
+type persisted struct {
+	st      *store.Store
+	thread  store.Thread
+	history []llm.Item
+	// resume continues a paused turn (rein answer); nil runs a new turn.
+	resume *resumeTurn
+	turnID string
+}
+
+// resumeTurn is the paused turn an answer continues.
+type resumeTurn struct {
+	state  *loop.State
+	answer loop.Answer
+}
+
+// openPersisted opens the store and the thread of a new turn: the --thread
+// one, loaded (a turn cut by a crash is closed on the way), or a new
+// thread. It refuses a thread whose latest turn waits for an answer or
+// runs in another process.
+func openPersisted(ctx context.Context, s *turnSetup) (*persisted, error) {
+	if s.persist != nil {
+		return s.persist, nil
+	}
+	st, err := openStore(ctx, s.flags.db)
+	if err != nil {
+		return nil, err
+	}
+	p := &persisted{st: st}
+	if s.thread == "" {
+		p.thread, err = st.CreateThread(ctx, store.Thread{
+			Workspace: s.dir,
+			Model:     s.spec.String(),
+			Settings:  store.Settings{Approval: s.flags.approval, MaxRounds: s.flags.maxRounds, Instructions: s.flags.system},
+		})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		return p, nil
+	}
+	snap, err := st.Load(ctx, s.thread)
+	if err != nil {
+		st.Close()
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, usageError(fmt.Errorf("--thread %s: no such thread in %s (rein sessions list shows them)", s.thread, st.Path()))
+		}
+		return nil, err
+	}
+	if last := snap.Last(); last != nil {
+		switch last.Status {
+		case loop.StatusPaused:
+			st.Close()
+			return nil, usageError(fmt.Errorf("thread %s: turn %s waits for an answer to call %s; answer it first: rein answer %s TEXT", s.thread, last.ID, pauseCall(last), s.thread))
+		case store.StatusRunning:
+			st.Close()
+			return nil, usageError(fmt.Errorf("thread %s: turn %s is running in another process; wait for it to end", s.thread, last.ID))
+		}
+	}
+	p.thread, p.history = snap.Thread, snap.Items
+	return p, nil
+}
+
+func pauseCall(t *store.Turn) string {
+	if t.Pause == nil {
+		return "?"
+	}
+	return t.Pause.CallID
+}
+
+// run starts the turn in the store and runs it (or resumes the paused one).
+// Every item is journaled as the engine produces it.
+func (p *persisted) run(ctx context.Context, engine *loop.Engine, prompt string) (*loop.Outcome, error) {
+	if r := p.resume; r != nil {
+		st, err := p.st.ResumeTurn(ctx, r.state.TurnID, r.answer.CallID)
+		if err != nil {
+			return nil, usageError(err)
+		}
+		p.turnID = st.TurnID
+		out, err := engine.Resume(ctx, st, r.answer)
+		if out == nil {
+			// The answer was refused before anything ran: the turn waits
+			// as it did.
+			if serr := p.st.SavePause(context.WithoutCancel(ctx), st); serr != nil {
+				return nil, errors.Join(err, serr)
+			}
+			return nil, usageError(err)
+		}
+		return out, nil
+	}
+	turn, err := p.st.StartTurn(ctx, p.thread.ID, "")
+	if err != nil {
+		return nil, usageError(err)
+	}
+	p.turnID = turn.ID
+	out, err := engine.Run(ctx, loop.Turn{ThreadID: p.thread.ID, ID: turn.ID, History: p.history,
+		Input: []llm.Item{llm.UserText(prompt)}, Approved: p.thread.Settings.Approved})
+	if out == nil {
+		out = &loop.Outcome{ThreadID: p.thread.ID, TurnID: turn.ID, Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: err}
+	}
+	return out, nil
+}
+
+// finish records how the turn ended, even when ctx was cancelled (an
+// interrupted turn is recorded too).
+func (p *persisted) finish(ctx context.Context, out *loop.Outcome) error {
+	if err := p.st.FinishTurn(context.WithoutCancel(ctx), out); err != nil {
+		return &exitError{code: ExitFailed, err: fmt.Errorf("the turn ran but was not recorded: %w", err)}
+	}
+	return nil
+}
+
+// report tells a person which thread the turn belongs to and how to go on.
+func (p *persisted) report(w io.Writer, out *loop.Outcome) {
+	if out.Status == loop.StatusPaused {
+		fmt.Fprintf(w, "thread %s paused; answer with: rein answer %s TEXT\n", p.thread.ID, p.thread.ID)
+		return
+	}
+	fmt.Fprintf(w, "thread %s; continue with: rein run --thread %s PROMPT\n", p.thread.ID, p.thread.ID)
+}
+
+func (p *persisted) close() { p.st.Close() }
+
+func newSessionsCmd() *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:     "sessions list|show|rm",
+		Aliases: []string{"threads"},
+		Short:   "The threads in the store: list them, show one, remove some",
+	}
+	cmd.PersistentFlags().StringVar(&db, "db", "", dbFlagUsage)
+
+	var limit int
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List threads, most recently used first: id, updated, turns, title",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := openStore(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			threads, next, err := st.Threads(cmd.Context(), limit, "")
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if threads == nil {
+					threads = []store.Thread{}
+				}
+				return json.NewEncoder(out).Encode(struct {
+					Threads    []store.Thread `json:"threads"`
+					NextCursor string         `json:"next_cursor,omitempty"`
+				}{threads, next})
+			}
+			if len(threads) == 0 {
+				fmt.Fprintln(out, "no threads yet; rein run PROMPT starts one")
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tTITLE")
+			for _, t := range threads {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", t.ID, t.Updated.Local().Format(time.DateTime), t.Turns, shorten(t.Title, 60))
+			}
+			if next != "" {
+				fmt.Fprintf(tw, "…\t(more: raise --limit)\t\t\n")
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().IntVar(&limit, "limit", 50, "at most this many threads (0: all)")
+	list.Flags().BoolVar(&asJSON, "json", false, "print {threads, next_cursor} as JSON")
+
+	var showJSON bool
+	show := &cobra.Command{
+		Use:   "show THREAD",
+		Short: "Show a thread's turns and items",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			snap, err := st.Load(cmd.Context(), args[0])
+			if errors.Is(err, store.ErrNotFound) {
+				return &exitError{code: ExitFailed, err: fmt.Errorf("no thread %s in %s", args[0], st.Path())}
+			}
+			if err != nil {
+				return err
+			}
+			if showJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(snap)
+			}
+			writeSnapshot(cmd.OutOrStdout(), snap)
+			return nil
+		},
+	}
+	show.Flags().BoolVar(&showJSON, "json", false, "print the thread, its turns and items as JSON")
+
+	rm := &cobra.Command{
+		Use:   "rm THREAD...",
+		Short: "Remove threads with their turns and items",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var errs []error
+			for _, id := range args {
+				if err := st.DeleteThread(cmd.Context(), id); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "removed", id)
+			}
+			if len(errs) > 0 {
+				return &exitError{code: ExitFailed, err: errors.Join(errs...)}
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(list, show, rm)
+	return cmd
+}
+
+// writeSnapshot prints a thread for reading: each turn's status, then its
+// items — user input, answers, calls with their arguments, results.
+func writeSnapshot(w io.Writer, snap *store.Snapshot) {
+	t := snap.Thread
+	fmt.Fprintf(w, "thread %s · %s · %s\n", t.ID, t.Model, t.Workspace)
+	turns := make(map[string]*store.Turn, len(snap.Turns))
+	for i := range snap.Turns {
+		turns[snap.Turns[i].ID] = &snap.Turns[i]
+	}
+	current := ""
+	for _, it := range snap.Items {
+		if it.TurnID != current {
+			current = it.TurnID
+			head := "turn " + current
+			if tn := turns[current]; tn != nil {
+				head = fmt.Sprintf("turn %d %s · %s", tn.Seq, tn.ID, tn.Status)
+				if tn.StopReason != "" {
+					head += " · " + string(tn.StopReason)
+				}
+				if tn.Pause != nil {
+					head += " · waiting on call " + tn.Pause.CallID
+				}
+			}
+			fmt.Fprintf(w, "\n── %s\n", head)
+		}
+		writeItem(w, it)
+	}
+}
+
+func writeItem(w io.Writer, it llm.Item) {
+	switch it.Role {
+	case llm.RoleUser:
+		label := map[llm.Origin]string{llm.OriginInput: ">", llm.OriginSteer: "> (steer)", llm.OriginDirective: "[directive]", llm.OriginMarker: "[marker]"}[it.Origin]
+		if label == "" {
+			label = "[" + string(it.Origin) + "]"
+		}
+		fmt.Fprintf(w, "%s %s\n", label, indent(strings.TrimSpace(it.Text())))
+	case llm.RoleAssistant:
+		if text := strings.TrimSpace(it.Text()); text != "" {
+			fmt.Fprintf(w, "%s\n", indent(text))
+		}
+		for _, c := range it.Calls() {
+			fmt.Fprintf(w, "  → %s %s  [%s]\n", c.Name, summarizeArgs(c.Args, 100), c.ID)
+		}
+	case llm.RoleTool:
+		if r := it.Result(); r != nil {
+			status := string(r.Status)
+			if status == "" {
+				status = string(llm.ResultOK)
+			}
+			fmt.Fprintf(w, "  ← %s %s: %s\n", r.Name, status, summarizeResult(r.Content, 200))
+		}
+	}
+}
+
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
