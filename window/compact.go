@@ -55,7 +55,9 @@ func (g *guard) compact(ctx context.Context, h *loop.History, segs [numSegments]
 	for i := keepFrom; i < len(items); i++ {
 		floor += int(g.led.tokens[i])
 	}
-	if in := g.input(floor); in+reserve > g.w.c.Window {
+	// After compaction the provider's last count no longer applies: only
+	// the tokenizer's calibration does.
+	if in := int(g.ratio * float64(floor)); in+reserve > g.w.c.Window {
 		return g.tooBig(in, reserve)
 	}
 
@@ -139,7 +141,8 @@ func (g *guard) quotes(items []llm.Item, turnStart int) ([]string, int) {
 // summaryRequest is the request for the handoff summary: the history as the
 // turn would send it with the summary prompt after it, tools defined but not
 // callable. When that is too big for the window the oldest items are left
-// out, cut at a user message so every call keeps its result.
+// out, cut before an assistant item so every result keeps its call, and a
+// note says so.
 func (g *guard) summaryRequest(req *llm.Request, segs [numSegments]int) (*llm.Request, error) {
 	items := req.Items
 	fixed := g.estimate(segs) - g.led.total() + g.w.k.text(summaryPrompt) + itemOverhead
@@ -147,18 +150,25 @@ func (g *guard) summaryRequest(req *llm.Request, segs [numSegments]int) (*llm.Re
 	from := 0
 	for g.input(fixed+rest)+g.w.c.SummaryMaxOutput > g.w.c.Window {
 		next := from + 1
-		for next < len(items) && items[next].Role != llm.RoleUser {
+		for next < len(items) && items[next].Role != llm.RoleAssistant {
 			next++
 		}
 		if next >= len(items) {
-			return nil, errors.New("window: the history is too big to summarize even from its latest user message")
+			return nil, errors.New("window: the history is too big to summarize even from its latest round")
 		}
 		for i := from; i < next; i++ {
 			rest -= int(g.led.tokens[i])
 		}
+		if from == 0 {
+			fixed += g.w.k.text(leftOut) + itemOverhead
+		}
 		from = next
 	}
-	sent := make([]llm.Item, 0, len(items)-from+1)
+	sent := make([]llm.Item, 0, len(items)-from+2)
+	if from > 0 {
+		// Requests start with a user message on every provider.
+		sent = append(sent, llm.Directive(leftOut))
+	}
 	sent = append(sent, items[from:]...)
 	sent = append(sent, llm.Directive(summaryPrompt))
 	s := &llm.Request{
@@ -173,6 +183,9 @@ func (g *guard) summaryRequest(req *llm.Request, segs [numSegments]int) (*llm.Re
 	}
 	return s, nil
 }
+
+// leftOut opens a summary request whose oldest items did not fit.
+const leftOut = "[rein] The earliest part of this conversation is left out here to fit the context window; the user's messages are kept verbatim elsewhere."
 
 // estimate sums input segments.
 func (g *guard) estimate(segs [numSegments]int) int {
