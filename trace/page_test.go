@@ -35,7 +35,7 @@ func TestPageIsSelfContainedAndEscaped(t *testing.T) {
 		t.Errorf("%d script elements, want only the page's own", strings.Count(page, "<script>"))
 	}
 	for _, want := range []string{
-		"&lt;script&gt;alert(1)&lt;/script&gt;",   // the answer's markup is text
+		"&lt;script&gt;alert(1)&lt;/script&gt;",    // the answer's markup is text
 		"Summarise &lt;b&gt;a.txt&lt;/b&gt; &amp;", // so is the prompt's
 	} {
 		if !strings.Contains(page, want) {
