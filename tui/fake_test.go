@@ -187,3 +187,9 @@ func (c *chat) wantCalls(want ...string) {
 		c.t.Fatalf("backend calls:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// lastLine is the footer of a view.
+func lastLine(v string) string {
+	lines := strings.Split(strings.TrimRight(v, "\n"), "\n")
+	return lines[len(lines)-1]
+}

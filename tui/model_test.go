@@ -97,11 +97,11 @@ func TestEscInterruptsTheRunningTurn(t *testing.T) {
 	c.send(event.Event{Type: event.TextDelta, TurnID: "turn_1", Delta: "Once upon a time"})
 	c.press(key(tea.KeyEscape))
 	c.wantCalls("interrupt thread_1 turn_1")
-	if v := c.view(); !strings.Contains(v, "interrupting") {
+	if v := c.view(); !strings.HasPrefix(lastLine(v), "interrupting… · ") {
 		t.Errorf("footer does not say interrupting:\n%s", v)
 	}
 	c.send(event.Event{Type: event.TurnCompleted, TurnID: "turn_1", Status: "interrupted", Turn: &event.TurnSummary{Status: "interrupted", StopReason: "cancelled"}})
-	if v := c.view(); !strings.Contains(v, "· interrupted") {
+	if v := c.view(); !strings.HasPrefix(lastLine(v), "interrupted · ") {
 		t.Errorf("footer does not say interrupted:\n%s", v)
 	}
 	tr := c.transcript()
@@ -231,17 +231,17 @@ func TestRoundsCommitByRole(t *testing.T) {
 
 func TestStatusAndFooter(t *testing.T) {
 	c := newChat(t)
-	if v := c.view(); !strings.Contains(v, "test:model · 0 tokens · $0.0000 · ctx — · idle") {
+	if v := c.view(); !strings.Contains(v, "idle · test:model · 0 tokens · $0.0000 · ctx —") {
 		t.Fatalf("idle footer:\n%s", v)
 	}
 	c.running("turn_1")
 	c.send(event.Event{Type: event.RoundStarted, TurnID: "turn_1", Round: 2},
 		event.Event{Type: event.Usage, TurnID: "turn_1", Usage: &llm.Usage{InputTokens: 1200, OutputTokens: 300}, Cost: 0.0125})
-	if v := c.view(); !strings.Contains(v, "1.5k tokens · $0.0125 · ctx — · running round 2") {
+	if v := c.view(); !strings.Contains(v, "running round 2 · test:model · 1.5k tokens · $0.0125 · ctx —") {
 		t.Errorf("running footer:\n%s", v)
 	}
 	c.send(event.Event{Type: event.PauseRequested, TurnID: "turn_1", CallID: "c9", Name: "ask_user", Pause: &tool.Pause{Kind: tool.PauseAskUser, Questions: []tool.Question{{ID: "q1", Prompt: "Which?"}}}})
-	if v := c.view(); !strings.Contains(v, "· paused") {
+	if v := c.view(); !strings.HasPrefix(lastLine(v), "paused · ") {
 		t.Errorf("paused footer:\n%s", v)
 	}
 	c.send(event.Event{Type: event.TurnCompleted, TurnID: "turn_1", Status: "completed", Turn: &event.TurnSummary{Status: "completed", Usage: llm.Usage{InputTokens: 1200, OutputTokens: 300}, Cost: 0.0125}})

@@ -76,20 +76,21 @@ func (m *Model) liveView(s styles) string {
 	return strings.Join(parts, "\n")
 }
 
-// footer is the status line: model, tokens, cost, context used, what the
-// thread is doing, and the keys that matter now.
+// footer is the status line: what the thread is doing, the model, tokens,
+// cost, context used, and the keys that matter now.
 func (m *Model) footer(s styles) string {
 	u, cost := m.usage.total()
 	ctx := m.usage.context
 	if ctx == "" {
 		ctx = "—"
 	}
+	// The status comes first: a narrow terminal cuts the end of the line.
 	fields := []string{
+		m.statusText(),
 		orDash(m.opts.Model),
 		compact(u.Total()) + " tokens",
 		fmt.Sprintf("$%.4f", cost),
 		"ctx " + ctx,
-		m.statusText(),
 	}
 	if n := len(m.queued); n > 0 {
 		fields = append(fields, fmt.Sprintf("%d queued", n))
