@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
 )
 
 // openTemp opens a store in a fresh directory, closed when the test ends.
@@ -57,3 +58,7 @@ func result(turn, id, callID, content string, status llm.ResultStatus) llm.Item 
 }
 
 func call(id string) llm.Call { return llm.Call{ID: id, Name: "t", Args: `{"x":1}`} }
+
+func finished(turn string) *loop.Outcome {
+	return &loop.Outcome{TurnID: turn, Status: loop.StatusCompleted, StopReason: loop.StopFinished}
+}
