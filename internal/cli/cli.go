@@ -78,5 +78,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newDoctorCmd())
 	root.AddCommand(newChatCmd())
 	root.AddCommand(newSessionsCmd(), newAnswerCmd())
+	root.AddCommand(newTraceCmd())
 	return root
 }

@@ -23,6 +23,7 @@ type turnFlags struct {
 	maxCost   float64
 	timeout   time.Duration
 	json      bool
+	events    string
 	system    string
 	noStream  bool
 	approval  string
@@ -41,6 +42,7 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "the turn's cost budget in USD (needs a price for the model)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "the turn's wall-clock budget, e.g. 2m")
 	fl.BoolVar(&f.json, "json", false, "print events as JSON Lines, then the outcome")
+	fl.StringVar(&f.events, "events", "", "also write the turn's events to FILE as JSON Lines (for rein trace)")
 	fl.StringVar(&f.system, "system", "", "the system prompt")
 	fl.BoolVar(&f.noStream, "no-stream", false, "ask the provider for whole responses instead of streams")
 	f.tools.register(cmd)

@@ -136,6 +136,13 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	if !s.flags.json && isTerminal(os.Stdin) && isTerminal(out) {
 		o.Waiter = &termWaiter{in: os.Stdin, out: out}
 	}
+	// --events and OpenTelemetry watch the turn beside its output (trace.go).
+	rec, err := newRecorders(cmd.Context(), s.flags.events, s.spec)
+	if err != nil {
+		return usageError(err)
+	}
+	defer rec.close(cmd.ErrOrStderr())
+	o.Events = event.Multi(o.Events, rec.handler)
 	engine, err := loop.New(o)
 	if err != nil {
 		return usageError(err)

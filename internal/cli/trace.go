@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/telemetry"
+	"github.com/reinhq/rein/trace"
+)
+
+func newTraceCmd() *cobra.Command {
+	var eventsPath, htmlPath, turnID string
+	cmd := &cobra.Command{
+		Use:   "trace --events FILE --html OUT [--turn ID]",
+		Short: "Write a turn's timeline as one HTML page",
+		Long: "Write a turn as one self-contained HTML page (it opens offline): a timeline of its rounds\n" +
+			"with model calls and tool calls as bars, waits on you, retries, tokens and cost per round,\n" +
+			"settlement and forced rounds marked, and the answer.\n" +
+			"The events come from `rein run --events FILE` (or the output of `rein run --json`); - reads\n" +
+			"standard input. Without --turn the file's last turn is written.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				// TODO(store): `rein trace THREAD` reads the thread's events from
+				// the store once it persists them; until then the events come
+				// from a file.
+				return usageError(fmt.Errorf("rein trace %s: reading a thread's events from the store is not there yet; record the turn with `rein run --events FILE` and run `rein trace --events FILE --html OUT`", args[0]))
+			}
+			if eventsPath == "" || htmlPath == "" {
+				return usageError(errors.New("give the events and the page: rein trace --events FILE --html OUT"))
+			}
+			events, err := readEvents(cmd.InOrStdin(), eventsPath)
+			if err != nil {
+				return usageError(err)
+			}
+			t, err := pickTurn(trace.Turns(events), turnID)
+			if err != nil {
+				return usageError(err)
+			}
+			if err := writePage(cmd.OutOrStdout(), htmlPath, t); err != nil {
+				return err
+			}
+			if htmlPath != "-" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: turn %s, %d rounds, %s\n", htmlPath, t.ID, len(t.Rounds), orIncomplete(t.Status))
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&eventsPath, "events", "", "the turn's events as JSON Lines (rein run --events FILE), - for standard input")
+	fl.StringVar(&htmlPath, "html", "", "the page to write, - for standard output")
+	fl.StringVar(&turnID, "turn", "", "the turn to show (default: the last one in the events)")
+	return cmd
+}
+
+func readEvents(stdin io.Reader, path string) ([]event.Event, error) {
+	r := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("--events: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	events, err := trace.Read(bufio.NewReader(r))
+	if err != nil {
+		return nil, fmt.Errorf("--events %s: %w", path, err)
+	}
+	return events, nil
+}
+
+// pickTurn returns the turn with id, or the last turn when id is empty.
+func pickTurn(turns []*trace.Turn, id string) (*trace.Turn, error) {
+	if len(turns) == 0 {
+		return nil, errors.New("the events hold no turn")
+	}
+	if id == "" {
+		return turns[len(turns)-1], nil
+	}
+	ids := make([]string, 0, len(turns))
+	for _, t := range turns {
+		if t.ID == id {
+			return t, nil
+		}
+		ids = append(ids, t.ID)
+	}
+	return nil, fmt.Errorf("--turn %s: not in the events; they hold %s", id, strings.Join(ids, ", "))
+}
+
+// writePage writes the page next to its destination and renames it into
+// place, so a failed write never leaves half a page behind.
+func writePage(stdout io.Writer, path string, t *trace.Turn) error {
+	if path == "-" {
+		return trace.WriteHTML(stdout, t)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".trace-*.html")
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	w := bufio.NewWriter(tmp)
+	err = trace.WriteHTML(w, t)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("--html %s: %w", path, err)
+	}
+	return nil
+}
+
+func orIncomplete(status string) string {
+	if status == "" {
+		return "incomplete"
+	}
+	return status
+}
+
+// recorders are what watch a turn beside its output: the --events file and
+// OpenTelemetry export when the OTEL_EXPORTER_OTLP_* variables ask for it.
+type recorders struct {
+	handler event.Handler // nil when nothing records
+	file    *os.File
+	buf     *bufio.Writer
+	export  *telemetry.Export
+}
+
+// newRecorders opens what records the turn of spec. The caller must call
+// close when the turn has ended.
+func newRecorders(ctx context.Context, eventsPath string, spec provider.Spec) (*recorders, error) {
+	r := &recorders{}
+	var hs []event.Handler
+	if eventsPath != "" {
+		f, err := os.Create(eventsPath)
+		if err != nil {
+			return nil, fmt.Errorf("--events: %w", err)
+		}
+		r.file, r.buf = f, bufio.NewWriter(f)
+		hs = append(hs, newJSONLines(r.buf))
+	}
+	x, err := telemetry.FromEnv(ctx, "")
+	if err != nil {
+		r.close(io.Discard)
+		return nil, err
+	}
+	if x.Enabled() {
+		model := spec.Model
+		if spec.Provider == "scripted" {
+			model = "" // a script's path, not a model
+		}
+		h, err := telemetry.NewHandler(telemetry.Config{
+			Provider: telemetry.ProviderName(spec.Provider), Model: model,
+			TracerProvider: x.TracerProvider, MeterProvider: x.MeterProvider,
+		})
+		if err != nil {
+			_ = x.Shutdown(ctx)
+			r.close(io.Discard)
+			return nil, err
+		}
+		r.export = x
+		hs = append(hs, h)
+	}
+	r.handler = event.Multi(hs...)
+	return r, nil
+}
+
+// close flushes the events file and the exporters, reporting what failed
+// on stderr: the turn's outcome stands either way.
+func (r *recorders) close(stderr io.Writer) {
+	if r.buf != nil {
+		err := r.buf.Flush()
+		if cerr := r.file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "rein: --events:", err)
+		}
+		r.buf = nil
+	}
+	if r.export != nil {
+		// The turn's context may be cancelled (an interrupt); the spans of
+		// the interrupted turn are worth a short wait all the same.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := r.export.Shutdown(ctx); err != nil {
+			fmt.Fprintln(stderr, "rein: OpenTelemetry export:", err)
+		}
+		r.export = nil
+	}
+}
