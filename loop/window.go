@@ -26,9 +26,9 @@ type Window interface {
 	// Guard returns the guard of one run of a turn (started, resumed, or a
 	// manual compaction).
 	Guard() Guard
-	// Cap shortens a tool result before it is recorded: head and tail
+	// Cap returns a tool result shortened to be recorded: head and tail
 	// kept, a marker between (DESIGN §8).
-	Cap(res *llm.Result)
+	Cap(res llm.Result) llm.Result
 }
 
 // Guard watches one turn's context. The engine calls it from the turn's
@@ -198,7 +198,7 @@ func (r *run) observe(u llm.Usage, round int) {
 // cap shortens a result before it is recorded.
 func (r *run) cap(res llm.Result) llm.Result {
 	if r.o.Window != nil {
-		r.o.Window.Cap(&res)
+		return r.o.Window.Cap(res)
 	}
 	return res
 }

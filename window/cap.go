@@ -11,19 +11,19 @@ import (
 // a round should.
 const sampleBytes = 8 << 10
 
-// Cap shortens a tool result to about Config.ResultCap tokens before it is
-// recorded (loop.Window, DESIGN §8): the head and the tail are kept and a
+// Cap returns a tool result shortened to about Config.ResultCap tokens to
+// be recorded (loop.Window, DESIGN §8): the head and the tail are kept and a
 // marker between says how much was cut and how to see it.
-func (w *Window) Cap(res *llm.Result) {
+func (w *Window) Cap(res llm.Result) llm.Result {
 	limit := w.c.ResultCap
 	// A token is at least a byte: text no longer than the cap fits.
-	if limit <= 0 || res == nil || len(res.Content) <= limit {
-		return
+	if limit <= 0 || len(res.Content) <= limit {
+		return res
 	}
 	s := res.Content
 	tokens := w.sampledCount(s)
 	if tokens <= limit {
-		return
+		return res
 	}
 	name := res.Name
 	if name == "" {
@@ -33,6 +33,7 @@ func (w *Window) Cap(res *llm.Result) {
 		return fmt.Sprintf("\n\n[rein: about %d tokens (%d lines) were cut from the middle of this output to keep the context small. "+
 			"Call %s again with narrower arguments (a line range, a pattern, a limit) to see the part you need.]\n\n", cut, lines, name)
 	})
+	return res
 }
 
 // sampledCount returns the tokens of s: counted when s is short, else

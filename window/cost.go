@@ -29,12 +29,9 @@ type costs struct {
 	cur, old map[uint64]int32
 }
 
-// Texts shorter than cacheMin are counted each time (a map lookup costs
-// about as much); cacheMax entries make a generation.
-const (
-	cacheMin = 128
-	cacheMax = 1 << 16
-)
+// cacheMax entries make a generation of the text cache. Every text is
+// cached, short ones too: tokenizing "{}" costs more than hashing it.
+const cacheMax = 1 << 16
 
 func newCosts(c Counter) *costs {
 	return &costs{c: c, seed: maphash.MakeSeed(), cur: make(map[uint64]int32)}
@@ -42,11 +39,8 @@ func newCosts(c Counter) *costs {
 
 // text returns the tokens of s.
 func (k *costs) text(s string) int {
-	if len(s) < cacheMin {
-		if s == "" {
-			return 0
-		}
-		return k.c.Count(s)
+	if s == "" {
+		return 0
 	}
 	h := maphash.String(k.seed, s)
 	k.mu.Lock()

@@ -57,19 +57,18 @@ func TestEncodingsCountTokensOffline(t *testing.T) {
 	}
 }
 
-func TestCostsCacheLongTextsAndCountTheSame(t *testing.T) {
+func TestCostsCacheTextsAndCountTheSame(t *testing.T) {
 	k := newCosts(Encoding(O200k))
 	long := strings.Repeat("a fairly ordinary sentence. ", 50)
 	first := k.text(long)
 	if len(k.cur) != 1 {
-		t.Fatalf("a long text was not cached: %d entries", len(k.cur))
+		t.Fatalf("the text was not cached: %d entries", len(k.cur))
 	}
-	if again := k.text(long); again != first {
-		t.Errorf("cached count %d, counted %d", again, first)
+	if again := k.text(long); again != first || len(k.cur) != 1 {
+		t.Errorf("cached count %d, counted %d; %d entries", again, first, len(k.cur))
 	}
-	k.text("short")
-	if len(k.cur) != 1 {
-		t.Errorf("a short text was cached: %d entries", len(k.cur))
+	if k.text("") != 0 || len(k.cur) != 1 {
+		t.Errorf("the empty text was counted or cached")
 	}
 }
 

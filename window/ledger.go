@@ -32,13 +32,20 @@ func (l *ledger) sync(items []llm.Item, edited []int) {
 	}
 }
 
+// segment is the item's segment: History for anything the classifier puts
+// outside the input segments.
+func (l *ledger) segment(it *llm.Item) Segment {
+	s := l.classify(it)
+	if s >= inputSegments || s == Tools {
+		return History
+	}
+	return s
+}
+
 // set counts item i again.
 func (l *ledger) set(i int, it *llm.Item) {
 	l.sums[l.segs[i]] -= int(l.tokens[i])
-	s := l.classify(it)
-	if s >= inputSegments || s == Tools {
-		s = History
-	}
+	s := l.segment(it)
 	n := l.k.item(it)
 	l.tokens[i], l.segs[i] = int32(n), s
 	l.sums[s] += n

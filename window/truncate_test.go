@@ -78,7 +78,7 @@ func TestCapShortensLongResultsAtRecordTime(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := llm.Result{CallID: "c1", Name: "grep", Content: tt.content, Status: llm.ResultOK}
-			w.Cap(&res)
+			res = w.Cap(res)
 			if cut := res.Content != tt.content; cut != tt.cut {
 				t.Fatalf("cut = %v, want %v", cut, tt.cut)
 			}
@@ -104,7 +104,7 @@ func TestCapDisabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := llm.Result{Content: numbered(5000)}
-	w.Cap(&res)
+	res = w.Cap(res)
 	if res.Content != numbered(5000) {
 		t.Error("a negative cap still cut")
 	}
