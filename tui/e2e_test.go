@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,8 @@ rounds:
 `
 
 // TestChatInTmux runs the real rein chat in a tmux terminal: a turn streams,
-// Esc interrupts it, and Enter steers a running turn.
+// Esc interrupts it, Enter steers a running turn, and a second chat resumes
+// the stored thread.
 func TestChatInTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and drives the rein command")
@@ -51,9 +53,11 @@ func TestChatInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tm := &tmux{t: t, socket: filepath.Join(dir, "tmux.sock")}
+	db := filepath.Join(dir, "rein.db")
+
+	tm := &tmux{t: t, socket: filepath.Join(dir, "tmux.sock"), session: "chat"}
 	// The shell reports the exit code, then keeps the pane for the capture.
-	shell := fmt.Sprintf("%s chat --model scripted:%s --workspace %s; echo CHAT-EXIT=$?; sleep 30", bin, script, ws)
+	shell := fmt.Sprintf("%s chat --model scripted:%s --workspace %s --db %s; echo CHAT-EXIT=$?; sleep 30", bin, script, ws, db)
 	tm.run("new-session", "-d", "-s", "chat", "-x", "100", "-y", "30", shell)
 	t.Cleanup(func() { tm.run("kill-server") })
 
@@ -81,12 +85,28 @@ func TestChatInTmux(t *testing.T) {
 
 	tm.keys("C-c")
 	tm.waitFor("the chat to exit cleanly", "CHAT-EXIT=0")
+
+	// The thread was stored: a new chat resumes it and shows what was said.
+	m := regexp.MustCompile(`thread (thread_[a-z0-9]+)`).FindStringSubmatch(tm.screen())
+	if m == nil {
+		t.Fatalf("no thread id on the screen:\n%s", tm.screen())
+	}
+	again := &tmux{t: t, socket: tm.socket, session: "again"}
+	shell = fmt.Sprintf("%s chat --model scripted:%s --workspace %s --db %s --thread %s; echo CHAT-EXIT=$?; sleep 30", bin, script, ws, db, m[1])
+	tm.run("new-session", "-d", "-s", "again", "-x", "100", "-y", "30", shell)
+	again.waitFor("the resumed thread's steer", "› use the blue file")
+	again.waitFor("the resumed thread's answer", "STEERED-OK: using the blue file")
+	again.keys("/threads", "Enter")
+	again.waitFor("the thread in the list", "* "+m[1]+"  2 turns")
+	again.keys("C-c")
+	again.waitFor("the second chat to exit cleanly", "CHAT-EXIT=0")
 }
 
 // tmux drives a tmux server on its own socket.
 type tmux struct {
-	t      *testing.T
-	socket string
+	t       *testing.T
+	socket  string
+	session string
 }
 
 func (m *tmux) run(args ...string) string {
@@ -105,9 +125,9 @@ func (m *tmux) keys(keys ...string) {
 	for _, k := range keys {
 		switch k {
 		case "Enter", "Escape", "C-c", "Tab":
-			m.run("send-keys", "-t", "chat", k)
+			m.run("send-keys", "-t", m.session, k)
 		default:
-			m.run("send-keys", "-t", "chat", "-l", k)
+			m.run("send-keys", "-t", m.session, "-l", k)
 		}
 		// Let the program read one key before the next, as a person would
 		// (a lone Escape is told from an escape sequence by a pause).
@@ -117,7 +137,7 @@ func (m *tmux) keys(keys ...string) {
 
 // screen returns the pane with its scrollback.
 func (m *tmux) screen() string {
-	return m.run("capture-pane", "-p", "-t", "chat", "-S", "-200")
+	return m.run("capture-pane", "-p", "-t", m.session, "-S", "-200")
 }
 
 // waitFor waits until the screen shows want.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,8 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tui"
 )
 
@@ -68,16 +72,22 @@ func newChatCmd() *cobra.Command {
 				o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
 			}
 
-			be, err := tui.NewMemory(o)
+			st, err := openStore(cmd.Context(), f.db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			keep := &storeKeeper{st: st, workspace: dir, model: spec.String(), settings: store.Settings{Approval: f.approval, MaxRounds: f.maxRounds, Instructions: f.system}}
+			be, err := tui.NewLocal(o, keep)
 			if err != nil {
 				return usageError(err)
 			}
 			// Closing the backend interrupts a turn still running and waits
-			// for it, so nothing outlives the command.
+			// for it (its end is stored), so nothing outlives the command.
 			defer be.Close()
 			err = tui.Run(cmd.Context(), be, tui.Options{Model: spec.String(), Thread: thread}, os.Stdin, cmd.OutOrStdout())
-			if errors.Is(err, tui.ErrNotStored) {
-				return usageError(fmt.Errorf("--thread %s: %w; start without --thread", thread, err))
+			if errors.Is(err, tui.ErrNoThread) {
+				return usageError(fmt.Errorf("--thread %s: no such thread in %s (rein sessions list shows them)", thread, st.Path()))
 			}
 			return err
 		},
@@ -85,4 +95,65 @@ func newChatCmd() *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().StringVar(&thread, "thread", "", "continue the thread ID")
 	return cmd
+}
+
+// storeKeeper keeps the chat's threads in the store, so `rein chat
+// --thread`, /threads and /resume reach every thread, and `rein sessions`
+// shows the chat's.
+type storeKeeper struct {
+	st        *store.Store
+	workspace string
+	model     string
+	settings  store.Settings
+}
+
+func (k *storeKeeper) Record(ctx context.Context, threadID string, it llm.Item) error {
+	return k.st.Record(ctx, threadID, it)
+}
+
+func (k *storeKeeper) CreateThread(ctx context.Context) (tui.ThreadInfo, error) {
+	t, err := k.st.CreateThread(ctx, store.Thread{Workspace: k.workspace, Model: k.model, Settings: k.settings})
+	if err != nil {
+		return tui.ThreadInfo{}, err
+	}
+	return threadInfo(t), nil
+}
+
+func (k *storeKeeper) LoadThread(ctx context.Context, id string) (tui.Kept, error) {
+	snap, err := k.st.Load(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return tui.Kept{}, fmt.Errorf("thread %s: %w", id, tui.ErrNoThread)
+	}
+	if err != nil {
+		return tui.Kept{}, err
+	}
+	return tui.Kept{Info: threadInfo(snap.Thread), History: snap.Items, Approved: snap.Thread.Settings.Approved}, nil
+}
+
+func (k *storeKeeper) ListThreads(ctx context.Context) ([]tui.ThreadInfo, error) {
+	ts, _, err := k.st.Threads(ctx, 50, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.ThreadInfo, len(ts))
+	for i, t := range ts {
+		out[i] = threadInfo(t)
+	}
+	return out, nil
+}
+
+func (k *storeKeeper) StartTurn(ctx context.Context, threadID string) (string, error) {
+	t, err := k.st.StartTurn(ctx, threadID, "")
+	if errors.Is(err, store.ErrPaused) {
+		return "", fmt.Errorf("%w; answer it with rein answer %s", err, threadID)
+	}
+	return t.ID, err
+}
+
+func (k *storeKeeper) FinishTurn(ctx context.Context, o *loop.Outcome) error {
+	return k.st.FinishTurn(ctx, o)
+}
+
+func threadInfo(t store.Thread) tui.ThreadInfo {
+	return tui.ThreadInfo{ID: t.ID, Title: t.Title, Created: t.Created, Updated: t.Updated, Turns: t.Turns}
 }

@@ -58,11 +58,11 @@ func (askTool) Run(context.Context, tool.Call) (tool.Output, error) {
 	return tool.Output{Text: "[awaiting the user]", Pause: &tool.Pause{Kind: tool.PauseAskUser, Questions: qs}}, nil
 }
 
-// memHarness is a Memory backend playing a script, with one thread and a
+// localHarness is a Local backend playing a script, with one thread and a
 // collector of its events.
-type memHarness struct {
+type localHarness struct {
 	t      *testing.T
-	be     *Memory
+	be     *Local
 	model  *scripted.Model
 	thread string
 
@@ -72,17 +72,17 @@ type memHarness struct {
 	changed chan struct{}
 }
 
-func newMemHarness(t *testing.T, script string, tools ...tool.Tool) *memHarness {
+func newLocalHarness(t *testing.T, script string, tools ...tool.Tool) *localHarness {
 	t.Helper()
 	model, err := scripted.Parse([]byte(script), scripted.RecordRequests())
 	if err != nil {
 		t.Fatal(err)
 	}
-	be, err := NewMemory(loop.Options{Model: model, Tools: tool.NewSet(tools...), Grace: 100 * time.Millisecond})
+	be, err := NewLocal(loop.Options{Model: model, Tools: tool.NewSet(tools...), Grace: 100 * time.Millisecond}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &memHarness{t: t, be: be, model: model, changed: make(chan struct{}, 1)}
+	h := &localHarness{t: t, be: be, model: model, changed: make(chan struct{}, 1)}
 	th, err := be.NewThread(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func newMemHarness(t *testing.T, script string, tools ...tool.Tool) *memHarness 
 }
 
 // waitFor waits until find, given every event so far, finds one.
-func (h *memHarness) waitFor(what string, find func([]event.Event) (event.Event, bool)) event.Event {
+func (h *localHarness) waitFor(what string, find func([]event.Event) (event.Event, bool)) event.Event {
 	h.t.Helper()
 	deadline := time.After(5 * time.Second)
 	for {
@@ -148,7 +148,7 @@ func first(t event.Type) func([]event.Event) (event.Event, bool) {
 	}
 }
 
-func (h *memHarness) types() string {
+func (h *localHarness) types() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var b strings.Builder
@@ -159,7 +159,7 @@ func (h *memHarness) types() string {
 }
 
 // completed waits for the n-th completed turn and returns its summary.
-func (h *memHarness) completed(n int) *event.TurnSummary {
+func (h *localHarness) completed(n int) *event.TurnSummary {
 	h.t.Helper()
 	e := h.waitFor("turn completed", func(es []event.Event) (event.Event, bool) {
 		seen := 0
@@ -177,7 +177,7 @@ func (h *memHarness) completed(n int) *event.TurnSummary {
 
 // inputs returns the user texts the engine recorded, in order, with their
 // origins.
-func (h *memHarness) inputs() []string {
+func (h *localHarness) inputs() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []string
@@ -189,15 +189,15 @@ func (h *memHarness) inputs() []string {
 	return out
 }
 
-func (h *memHarness) verify() {
+func (h *localHarness) verify() {
 	h.t.Helper()
 	if err := h.model.Verify(); err != nil {
 		h.t.Error(err)
 	}
 }
 
-func TestMemoryCarriesHistoryAcrossTurns(t *testing.T) {
-	h := newMemHarness(t, `
+func TestLocalCarriesHistoryAcrossTurns(t *testing.T) {
+	h := newLocalHarness(t, `
 rounds:
   - text: Hello Ann.
     expect: [{last_user: my name is Ann}]
@@ -230,9 +230,9 @@ rounds:
 	}
 }
 
-func TestMemorySteerJoinsTheRunningTurn(t *testing.T) {
+func TestLocalSteerJoinsTheRunningTurn(t *testing.T) {
 	gate := newGate()
-	h := newMemHarness(t, `
+	h := newLocalHarness(t, `
 rounds:
   - calls: [{id: g1, name: gate}]
   - text: Going left.
@@ -259,9 +259,9 @@ rounds:
 	}
 }
 
-func TestMemorySteerIsRefusedWithoutItsTurn(t *testing.T) {
+func TestLocalSteerIsRefusedWithoutItsTurn(t *testing.T) {
 	gate := newGate()
-	h := newMemHarness(t, `
+	h := newLocalHarness(t, `
 rounds:
   - calls: [{name: gate}]
   - text: done
@@ -284,9 +284,9 @@ rounds:
 	h.completed(1)
 }
 
-func TestMemoryQueueRunsInOrder(t *testing.T) {
+func TestLocalQueueRunsInOrder(t *testing.T) {
 	gate := newGate()
-	h := newMemHarness(t, `
+	h := newLocalHarness(t, `
 rounds:
   - calls: [{name: gate}]
   - text: A done
@@ -315,9 +315,9 @@ rounds:
 	}
 }
 
-func TestMemoryInterruptEndsTheTurn(t *testing.T) {
+func TestLocalInterruptEndsTheTurn(t *testing.T) {
 	gate := newGate()
-	h := newMemHarness(t, `
+	h := newLocalHarness(t, `
 rounds:
   - calls: [{id: g1, name: gate}]
   - text: after the interrupt
@@ -355,8 +355,8 @@ rounds:
 	}
 }
 
-func TestMemoryAnswersAPause(t *testing.T) {
-	h := newMemHarness(t, `
+func TestLocalAnswersAPause(t *testing.T) {
+	h := newLocalHarness(t, `
 rounds:
   - calls: [{id: a1, name: ask_user, args: {questions: [{prompt: "Which city"}]}}]
   - text: Paris it is.
@@ -380,9 +380,9 @@ rounds:
 	h.verify()
 }
 
-func TestMemoryCloseInterruptsARunningTurn(t *testing.T) {
+func TestLocalCloseInterruptsARunningTurn(t *testing.T) {
 	gate := newGate()
-	h := newMemHarness(t, `
+	h := newLocalHarness(t, `
 rounds:
   - calls: [{name: gate}]
 `, gate)
@@ -405,8 +405,8 @@ rounds:
 	}
 }
 
-func TestMemoryResumeUnknownThread(t *testing.T) {
-	h := newMemHarness(t, `rounds: [{text: x}]`)
+func TestLocalResumeUnknownThread(t *testing.T) {
+	h := newLocalHarness(t, `rounds: [{text: x}]`)
 	_, _, err := h.be.Resume(context.Background(), "thread_from_yesterday")
 	if !errors.Is(err, ErrNoThread) || !errors.Is(err, ErrNotStored) {
 		t.Errorf("resume of an unknown thread: %v; want ErrNoThread and ErrNotStored", err)

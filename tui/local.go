@@ -13,12 +13,13 @@ import (
 	"github.com/reinhq/rein/loop"
 )
 
-// Memory is a Backend that keeps threads in this process and runs their
-// turns on a loop.Engine: history carried across turns, a steer inbox, a
-// cancel func per turn, and a FIFO of queued input. It stands in for the
-// session scheduler and the store; nothing outlives the process.
-type Memory struct {
+// Local is a Backend that runs turns in this process on a loop.Engine:
+// history carried across turns, a steer inbox, a cancel func per turn, and
+// a FIFO of queued input. Threads live in memory, and also in a Keeper (the
+// store) when one is given, so they can be listed and resumed later.
+type Local struct {
 	opts loop.Options
+	keep Keeper
 	// ctx is the parent of every turn: Close cancels it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -26,48 +27,71 @@ type Memory struct {
 	wg sync.WaitGroup
 
 	mu      sync.Mutex
-	threads map[string]*memThread
+	threads map[string]*localThread
 	closed  bool
-	// after, when set, is called when a turn's goroutine has settled the
-	// turn (tests).
-	after func(threadID string, o *loop.Outcome)
 }
 
-// memThread is one thread's state; Memory.mu guards it.
-type memThread struct {
+// Keeper keeps a Local backend's threads beyond the process: the thread
+// store. Every item is recorded as the engine produces it (loop.Journal).
+type Keeper interface {
+	loop.Journal
+	// CreateThread creates an empty thread.
+	CreateThread(ctx context.Context) (ThreadInfo, error)
+	// LoadThread loads a thread, a turn cut by a crash closed on the way.
+	// An unknown id is ErrNoThread.
+	LoadThread(ctx context.Context, id string) (Kept, error)
+	// ListThreads lists threads, most recently updated first.
+	ListThreads(ctx context.Context) ([]ThreadInfo, error)
+	// StartTurn records a new running turn and returns its id.
+	StartTurn(ctx context.Context, threadID string) (string, error)
+	// FinishTurn records how a turn ended.
+	FinishTurn(ctx context.Context, o *loop.Outcome) error
+}
+
+// Kept is a thread as a Keeper loads it.
+type Kept struct {
+	Info    ThreadInfo
+	History []llm.Item
+	// Approved are the tools approved for the whole thread.
+	Approved []string
+}
+
+// localThread is one thread's state; Local.mu guards it.
+type localThread struct {
 	info     ThreadInfo
 	engine   *loop.Engine
 	history  []llm.Item
 	approved []string
-	running  *memTurn
+	running  *localTurn
 	queue    []string
 	inbox    *inbox
-	subs     []*memSub
+	subs     []*localSub
 	// waiting holds the answer channel of the pause the running turn
 	// waits on, by call id.
 	waiting map[string]chan loop.Answer
 }
 
-type memTurn struct {
+type localTurn struct {
 	id     string
 	cancel context.CancelFunc
 }
 
-// NewMemory returns an in-memory backend whose turns run with opts (the
-// model, tools, budgets, policy). The backend sets Events, Waiter and Steer
-// per thread; opts' own Events handler, if any, also sees every event.
-func NewMemory(opts loop.Options) (*Memory, error) {
+// NewLocal returns a backend whose turns run with opts (the model, tools,
+// budgets, policy) and whose threads keep also go to keep, when it is not
+// nil. The backend sets Events, Waiter, Steer and Journal per thread;
+// opts' own Events handler, if any, also sees every event.
+func NewLocal(opts loop.Options, keep Keeper) (*Local, error) {
 	// Fail now, not at the first turn, when the options are wrong.
 	if _, err := loop.New(opts); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Memory{opts: opts, ctx: ctx, cancel: cancel, threads: make(map[string]*memThread)}, nil
+	return &Local{opts: opts, keep: keep, ctx: ctx, cancel: cancel, threads: make(map[string]*localThread)}, nil
 }
 
 // Close interrupts every running turn, waits for them to end and ends every
 // subscription.
-func (m *Memory) Close() error {
+func (m *Local) Close() error {
 	m.mu.Lock()
 	m.closed = true
 	for _, t := range m.threads {
@@ -88,45 +112,94 @@ func (m *Memory) Close() error {
 }
 
 // NewThread creates an empty thread.
-func (m *Memory) NewThread(ctx context.Context) (ThreadInfo, error) {
+func (m *Local) NewThread(ctx context.Context) (ThreadInfo, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return ThreadInfo{}, ErrClosed
 	}
 	now := time.Now()
-	t := &memThread{
-		info:    ThreadInfo{ID: loop.NewID("thread"), Created: now, Updated: now},
-		inbox:   &inbox{},
-		waiting: make(map[string]chan loop.Answer),
+	info := ThreadInfo{ID: loop.NewID("thread"), Created: now, Updated: now}
+	if m.keep != nil {
+		var err error
+		if info, err = m.keep.CreateThread(ctx); err != nil {
+			return ThreadInfo{}, fmt.Errorf("new thread: %w", err)
+		}
 	}
-	o := m.opts
-	o.Steer = t.inbox
-	o.Waiter = &memWaiter{m: m, t: t}
-	o.Events = event.Multi(m.opts.Events, event.HandlerFunc(func(e event.Event) { m.publish(t, e) }))
-	eng, err := loop.New(o)
+	t, err := m.addLocked(Kept{Info: info})
 	if err != nil {
-		return ThreadInfo{}, fmt.Errorf("tui: new thread: %w", err)
+		return ThreadInfo{}, err
 	}
-	t.engine = eng
-	m.threads[t.info.ID] = t
 	return t.info, nil
 }
 
-// Resume returns a thread of this process and its history. Threads of
-// earlier processes are not stored: that is ErrNotStored.
-func (m *Memory) Resume(ctx context.Context, threadID string) (ThreadInfo, []llm.Item, error) {
+// addLocked makes k a thread of this backend with its own engine; m.mu is
+// held.
+func (m *Local) addLocked(k Kept) (*localThread, error) {
+	t := &localThread{
+		info:     k.Info,
+		history:  k.History,
+		approved: k.Approved,
+		inbox:    &inbox{},
+		waiting:  make(map[string]chan loop.Answer),
+	}
+	o := m.opts
+	o.Steer = t.inbox
+	o.Waiter = &localWaiter{m: m, t: t}
+	o.Events = event.Multi(m.opts.Events, event.HandlerFunc(func(e event.Event) { m.publish(t, e) }))
+	if m.keep != nil {
+		o.Journal = m.keep
+	}
+	eng, err := loop.New(o)
+	if err != nil {
+		return nil, fmt.Errorf("tui: thread %s: %w", k.Info.ID, err)
+	}
+	t.engine = eng
+	m.threads[t.info.ID] = t
+	return t, nil
+}
+
+// Resume returns a thread and its history: one of this process, or one
+// the Keeper loads. Without a Keeper, other threads are ErrNotStored.
+func (m *Local) Resume(ctx context.Context, threadID string) (ThreadInfo, []llm.Item, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return ThreadInfo{}, nil, ErrClosed
+	}
 	t, ok := m.threads[threadID]
-	if !ok {
+	if !ok && m.keep == nil {
 		return ThreadInfo{}, nil, fmt.Errorf("thread %q: %w (%w)", threadID, ErrNoThread, ErrNotStored)
+	}
+	if !ok {
+		k, err := m.keep.LoadThread(ctx, threadID)
+		if err != nil {
+			return ThreadInfo{}, nil, fmt.Errorf("resume: %w", err)
+		}
+		if t, err = m.addLocked(k); err != nil {
+			return ThreadInfo{}, nil, err
+		}
 	}
 	return t.snapshotInfo(), slices.Clone(t.history), nil
 }
 
-// Threads lists this process's threads, most recently updated first.
-func (m *Memory) Threads(ctx context.Context) ([]ThreadInfo, error) {
+// Threads lists the threads, most recently updated first: the Keeper's
+// when there is one, else this process's.
+func (m *Local) Threads(ctx context.Context) ([]ThreadInfo, error) {
+	if m.keep != nil {
+		ts, err := m.keep.ListThreads(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("threads: %w", err)
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for i := range ts {
+			if t, ok := m.threads[ts[i].ID]; ok {
+				ts[i].Running = t.running != nil
+			}
+		}
+		return ts, nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]ThreadInfo, 0, len(m.threads))
@@ -137,14 +210,14 @@ func (m *Memory) Threads(ctx context.Context) ([]ThreadInfo, error) {
 	return out, nil
 }
 
-func (t *memThread) snapshotInfo() ThreadInfo {
+func (t *localThread) snapshotInfo() ThreadInfo {
 	i := t.info
 	i.Running = t.running != nil
 	return i
 }
 
 // Start runs text as a new turn; ErrBusy when one is running.
-func (m *Memory) Start(ctx context.Context, threadID, text string) (string, error) {
+func (m *Local) Start(ctx context.Context, threadID, text string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, err := m.thread(threadID)
@@ -154,11 +227,11 @@ func (m *Memory) Start(ctx context.Context, threadID, text string) (string, erro
 	if t.running != nil {
 		return "", fmt.Errorf("start: %w (turn %s)", ErrBusy, t.running.id)
 	}
-	return m.startLocked(t, []llm.Item{llm.UserText(text)}), nil
+	return m.startLocked(t, []llm.Item{llm.UserText(text)})
 }
 
 // Queue runs text after the running turn, or now when the thread is idle.
-func (m *Memory) Queue(ctx context.Context, threadID, text string) error {
+func (m *Local) Queue(ctx context.Context, threadID, text string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, err := m.thread(threadID)
@@ -166,15 +239,15 @@ func (m *Memory) Queue(ctx context.Context, threadID, text string) error {
 		return err
 	}
 	if t.running == nil {
-		m.startLocked(t, []llm.Item{llm.UserText(text)})
-		return nil
+		_, err := m.startLocked(t, []llm.Item{llm.UserText(text)})
+		return err
 	}
 	t.queue = append(t.queue, text)
 	return nil
 }
 
 // Steer adds text to the running turn turnID.
-func (m *Memory) Steer(ctx context.Context, threadID, turnID, text string) error {
+func (m *Local) Steer(ctx context.Context, threadID, turnID, text string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, err := m.thread(threadID)
@@ -192,7 +265,7 @@ func (m *Memory) Steer(ctx context.Context, threadID, turnID, text string) error
 }
 
 // Interrupt cancels the running turn turnID.
-func (m *Memory) Interrupt(ctx context.Context, threadID, turnID string) error {
+func (m *Local) Interrupt(ctx context.Context, threadID, turnID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, err := m.thread(threadID)
@@ -208,7 +281,7 @@ func (m *Memory) Interrupt(ctx context.Context, threadID, turnID string) error {
 }
 
 // Answer delivers a to the pause waiting on a.CallID.
-func (m *Memory) Answer(ctx context.Context, threadID string, a loop.Answer) error {
+func (m *Local) Answer(ctx context.Context, threadID string, a loop.Answer) error {
 	m.mu.Lock()
 	t, err := m.thread(threadID)
 	if err != nil {
@@ -216,38 +289,38 @@ func (m *Memory) Answer(ctx context.Context, threadID string, a loop.Answer) err
 		return err
 	}
 	ch, ok := t.waiting[a.CallID]
-	if ok {
-		delete(t.waiting, a.CallID)
-	}
-	m.mu.Unlock()
 	if !ok {
+		m.mu.Unlock()
 		return fmt.Errorf("answer call %s: %w", a.CallID, ErrNoPause)
 	}
-	// The channel has room for one answer and only this call took it out
-	// of waiting, so the send never blocks.
-	ch <- a
-	return nil
+	defer m.mu.Unlock()
+	select {
+	case ch <- a:
+		return nil
+	default:
+		return fmt.Errorf("answer call %s: already answered: %w", a.CallID, ErrNoPause)
+	}
 }
 
 // Subscribe returns the thread's events from now on.
-func (m *Memory) Subscribe(ctx context.Context, threadID string) (Subscription, error) {
+func (m *Local) Subscribe(ctx context.Context, threadID string) (Subscription, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, err := m.thread(threadID)
 	if err != nil {
 		return nil, err
 	}
-	s := &memSub{signal: make(chan struct{}, 1)}
+	s := &localSub{signal: make(chan struct{}, 1)}
 	s.unsubscribe = func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		t.subs = slices.DeleteFunc(t.subs, func(x *memSub) bool { return x == s })
+		t.subs = slices.DeleteFunc(t.subs, func(x *localSub) bool { return x == s })
 	}
 	t.subs = append(t.subs, s)
 	return s, nil
 }
 
-func (m *Memory) thread(id string) (*memThread, error) {
+func (m *Local) thread(id string) (*localThread, error) {
 	if m.closed {
 		return nil, ErrClosed
 	}
@@ -261,9 +334,16 @@ func (m *Memory) thread(id string) (*memThread, error) {
 // startLocked starts a turn of input on t; m.mu is held. The turn's
 // goroutine is owned by m: it ends when the engine returns, and Close
 // waits for it.
-func (m *Memory) startLocked(t *memThread, input []llm.Item) string {
+func (m *Local) startLocked(t *localThread, input []llm.Item) (string, error) {
+	id := loop.NewID("turn")
+	if m.keep != nil {
+		var err error
+		if id, err = m.keep.StartTurn(m.ctx, t.info.ID); err != nil {
+			return "", fmt.Errorf("start: %w", err)
+		}
+	}
 	ctx, cancel := context.WithCancel(m.ctx)
-	turn := &memTurn{id: loop.NewID("turn"), cancel: cancel}
+	turn := &localTurn{id: id, cancel: cancel}
 	t.running = turn
 	t.info.Turns++
 	t.info.Updated = time.Now()
@@ -282,16 +362,31 @@ func (m *Memory) startLocked(t *memThread, input []llm.Item) string {
 			o = &loop.Outcome{ThreadID: t.info.ID, TurnID: turn.id, Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: err}
 			m.publish(t, event.Event{Type: event.TurnCompleted, Time: time.Now(), ThreadID: t.info.ID, TurnID: turn.id, Status: string(o.Status), Code: string(o.StopReason), Turn: o.Summary()})
 		}
-		m.settle(t, turn, lt.Input, o)
+		m.settle(t, lt.Input, o)
 	}()
-	return turn.id
+	return turn.id, nil
 }
 
 // settle records a finished turn and starts what waits for the thread:
 // steered input the turn did not read (never dropped), then the queue.
-func (m *Memory) settle(t *memThread, turn *memTurn, input []llm.Item, o *loop.Outcome) {
+func (m *Local) settle(t *localThread, input []llm.Item, o *loop.Outcome) {
+	if m.keep != nil {
+		// Recorded even when the backend is closing: an interrupted turn
+		// is a turn too.
+		if err := m.keep.FinishTurn(context.WithoutCancel(m.ctx), o); err != nil {
+			m.warn(t, "the turn's end was not stored: "+err.Error())
+		}
+	}
+	if err := m.settleLocked(t, input, o); err != nil {
+		m.warn(t, "the next turn did not start: "+err.Error())
+	}
+}
+
+// settleLocked is settle's part under m.mu; it returns the error of
+// starting the next turn.
+func (m *Local) settleLocked(t *localThread, input []llm.Item, o *loop.Outcome) error {
 	m.mu.Lock()
-	after := m.after
+	defer m.mu.Unlock()
 	if len(o.Items) > 0 {
 		t.history = append(t.history, o.Items...)
 	} else {
@@ -303,27 +398,32 @@ func (m *Memory) settle(t *memThread, turn *memTurn, input []llm.Item, o *loop.O
 	t.running = nil
 	clear(t.waiting)
 	t.info.Updated = time.Now()
-	if !m.closed {
-		if left := t.inbox.Drain(); len(left) > 0 {
-			for i := range left {
-				left[i].Origin = llm.OriginInput
-			}
-			m.startLocked(t, left)
-		} else if len(t.queue) > 0 {
-			next := t.queue[0]
-			t.queue = t.queue[1:]
-			m.startLocked(t, []llm.Item{llm.UserText(next)})
-		}
+	if m.closed {
+		return nil
 	}
-	m.mu.Unlock()
-	if after != nil {
-		after(t.info.ID, o)
+	next := t.inbox.Drain()
+	for i := range next {
+		next[i].Origin = llm.OriginInput
 	}
+	if len(next) == 0 && len(t.queue) > 0 {
+		next = []llm.Item{llm.UserText(t.queue[0])}
+		t.queue = t.queue[1:]
+	}
+	if len(next) == 0 {
+		return nil
+	}
+	_, err := m.startLocked(t, next)
+	return err
+}
+
+// warn tells the thread's subscribers about a problem of the backend.
+func (m *Local) warn(t *localThread, msg string) {
+	m.publish(t, event.Event{Type: event.Warning, Time: time.Now(), ThreadID: t.info.ID, Content: msg})
 }
 
 // publish hands e to the thread's subscribers. It runs on the engine's
 // goroutines and never blocks on a subscriber.
-func (m *Memory) publish(t *memThread, e event.Event) {
+func (m *Local) publish(t *localThread, e event.Event) {
 	if e.Item != nil {
 		// The engine may replace the item in place later (a pause
 		// placeholder by its answer); subscribers read their own copy.
@@ -331,6 +431,11 @@ func (m *Memory) publish(t *memThread, e event.Event) {
 		e.Item = &it
 	}
 	m.mu.Lock()
+	if e.Type == event.PauseRequested {
+		// The answer's slot exists before anyone hears of the pause, so an
+		// answer quicker than the engine reaching its Waiter is kept.
+		t.slot(e.CallID)
+	}
 	subs := slices.Clone(t.subs)
 	m.mu.Unlock()
 	for _, s := range subs {
@@ -359,17 +464,16 @@ func (b *inbox) Drain() []llm.Item {
 	return out
 }
 
-// memWaiter holds a turn at a pause until Memory.Answer delivers the
+// localWaiter holds a turn at a pause until Local.Answer delivers the
 // answer or the turn is interrupted.
-type memWaiter struct {
-	m *Memory
-	t *memThread
+type localWaiter struct {
+	m *Local
+	t *localThread
 }
 
-func (w *memWaiter) Wait(ctx context.Context, p loop.Pause) (loop.Answer, error) {
-	ch := make(chan loop.Answer, 1)
+func (w *localWaiter) Wait(ctx context.Context, p loop.Pause) (loop.Answer, error) {
 	w.m.mu.Lock()
-	w.t.waiting[p.CallID] = ch
+	ch := w.t.slot(p.CallID)
 	w.m.mu.Unlock()
 	defer func() {
 		w.m.mu.Lock()
@@ -384,9 +488,20 @@ func (w *memWaiter) Wait(ctx context.Context, p loop.Pause) (loop.Answer, error)
 	}
 }
 
-// memSub is a subscription with an unbounded buffer: the engine must never
+// slot returns the channel the answer to callID arrives on, making it when
+// needed; Local.mu is held.
+func (t *localThread) slot(callID string) chan loop.Answer {
+	ch, ok := t.waiting[callID]
+	if !ok {
+		ch = make(chan loop.Answer, 1)
+		t.waiting[callID] = ch
+	}
+	return ch
+}
+
+// localSub is a subscription with an unbounded buffer: the engine must never
 // wait for the screen, and a chat's events are few enough to hold.
-type memSub struct {
+type localSub struct {
 	mu          sync.Mutex
 	buf         []event.Event
 	closed      bool
@@ -394,7 +509,7 @@ type memSub struct {
 	unsubscribe func()
 }
 
-func (s *memSub) push(e event.Event) {
+func (s *localSub) push(e event.Event) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -409,7 +524,7 @@ func (s *memSub) push(e event.Event) {
 }
 
 // Next returns the events waiting, blocking until there are some.
-func (s *memSub) Next(ctx context.Context) ([]event.Event, error) {
+func (s *localSub) Next(ctx context.Context) ([]event.Event, error) {
 	for {
 		s.mu.Lock()
 		if len(s.buf) > 0 {
@@ -432,12 +547,12 @@ func (s *memSub) Next(ctx context.Context) ([]event.Event, error) {
 }
 
 // Close ends the subscription.
-func (s *memSub) Close() {
+func (s *localSub) Close() {
 	s.close()
 	s.unsubscribe()
 }
 
-func (s *memSub) close() {
+func (s *localSub) close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
