@@ -219,6 +219,11 @@ func (r *run) retryCompacted(phase llm.Phase, res roundResult) bool {
 	return true
 }
 
+// ContextOf returns the history a new turn of a thread sends, given the
+// thread's items in order: from the latest compaction on, without earlier
+// turns' directives (`rein context` counts it).
+func ContextOf(items []llm.Item) []llm.Item { return contextOf(items) }
+
 // StopCompacted is the stop reason of a manual compaction (Engine.Compact).
 const StopCompacted StopReason = "compacted"
 

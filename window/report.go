@@ -2,6 +2,7 @@ package window
 
 import (
 	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
 )
 
 // report builds the budget of a request: the input segments as counted
@@ -62,4 +63,12 @@ func scale(counted [numSegments]int, input int) [numSegments]int {
 	}
 	out[largest] += left
 	return out
+}
+
+// Report counts a request as it would be sent and returns its budget: an
+// estimate, since no provider has seen it (`rein context`).
+func (w *Window) Report(req *llm.Request) *event.ContextReport {
+	g := w.newGuard()
+	segs, est := g.count(req, nil)
+	return w.report(segs, est, g.reserve(req), sourceEstimate)
 }

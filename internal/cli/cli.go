@@ -76,6 +76,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newRunCmd(), newDemoCmd(), newToolsCmd())
 	root.AddCommand(newModelsCmd())
 	root.AddCommand(newDoctorCmd())
+	root.AddCommand(newContextCmd())
 	root.AddCommand(newChatCmd())
 	root.AddCommand(newSessionsCmd(), newAnswerCmd())
 	root.AddCommand(newTraceCmd())

@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/window"
+)
+
+func newContextCmd() *cobra.Command {
+	var (
+		db, history, model string
+		asJSON             bool
+	)
+	cmd := &cobra.Command{
+		Use:   "context [THREAD]",
+		Short: "Show a thread's context budget by segment",
+		Long: "context counts what the next request of a thread would send — the history from its latest\n" +
+			"compaction on, earlier turns' directives left out — and shows the budget by segment against\n" +
+			"the model's context window: system, instructions, memory, knowledge, skills, tools, history,\n" +
+			"tool results, the room kept for the answer, and what is free. Counts are tokenizer estimates\n" +
+			"(marked ~ when the window or the tokenizer is a guess for the model).\n\n" +
+			"THREAD is a thread in the store. --history FILE counts a JSON file instead: an array of items,\n" +
+			"or {\"system\": \"…\", \"tools\": [...], \"items\": [...]}. The system prompt and the tool\n" +
+			"definitions are not stored with a thread; give them in such a file to count them.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (len(args) == 1) == (history != "") {
+				return usageError(errors.New("give one of THREAD and --history FILE"))
+			}
+			req := &llm.Request{}
+			var err error
+			if history != "" {
+				req, err = readHistory(history)
+			} else {
+				req.Items, model, err = threadContext(cmd.Context(), db, args[0], model)
+			}
+			if err != nil {
+				return err
+			}
+			spec, err := chooseModel(model)
+			if err != nil {
+				return usageError(err)
+			}
+			w, err := windowFor(spec, capabilitiesOf(spec))
+			if err != nil {
+				return usageError(err)
+			}
+			req.Model = spec.Model
+			r := w.Report(req)
+			r.Model = spec.String()
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(r)
+			}
+			printContext(out, r, len(req.Items))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "", dbFlagUsage)
+	cmd.Flags().StringVar(&history, "history", "", "count the items of a JSON file instead of a stored thread")
+	cmd.Flags().StringVar(&model, "model", "", "the model whose window to count against, as PROVIDER:MODEL (default: the thread's)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// windowFor returns the context window keeper of a model, from what is
+// known about it: the turn engine's loop.Options.Window.
+func windowFor(spec provider.Spec, caps provider.Capabilities) (*window.Window, error) {
+	return window.New(window.Config{
+		Model:           spec.Model,
+		Window:          caps.ContextWindow,
+		WindowEstimated: caps.IsEstimated("context_window"),
+		MaxOutput:       caps.MaxOutput,
+	})
+}
+
+// capabilitiesOf returns what is known of a model without opening it (no
+// key needed): its row in the provider's list, else the defaults, every
+// value a guess.
+func capabilitiesOf(spec provider.Spec) provider.Capabilities {
+	guess := provider.Capabilities{ContextWindow: 128_000, MaxOutput: 8_192, Estimated: []string{"context_window", "max_output"}, Source: "default"}
+	f, err := config.LoadDefault(nil)
+	if err != nil {
+		return guess
+	}
+	list, err := provider.List(provider.Config{File: f})
+	if err != nil {
+		return guess
+	}
+	best := -1
+	var caps provider.Capabilities
+	for _, p := range list {
+		if p.Name != spec.Provider {
+			continue
+		}
+		for _, m := range p.Models {
+			// The longest listed name the model is, or is a dated variant of.
+			if (spec.Model == m.Name || strings.HasPrefix(spec.Model, m.Name+"-")) && len(m.Name) > best {
+				best, caps = len(m.Name), m.Caps
+			}
+		}
+	}
+	if best < 0 || caps.ContextWindow <= 0 {
+		return guess
+	}
+	return caps
+}
+
+// threadContext loads a stored thread's items as its next turn would send
+// them, and its model unless one was given.
+func threadContext(ctx context.Context, db, id, model string) ([]llm.Item, string, error) {
+	st, err := openStore(ctx, db)
+	if err != nil {
+		return nil, "", err
+	}
+	defer st.Close()
+	t, err := st.Thread(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, "", usageError(fmt.Errorf("no thread %s in %s (rein sessions list shows them)", id, st.Path()))
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	items, err := st.Items(ctx, id)
+	if err != nil {
+		return nil, "", err
+	}
+	if model == "" {
+		model = t.Model
+	}
+	return loop.ContextOf(items), model, nil
+}
+
+// readHistory reads a request to count from a JSON file: an array of
+// items, or an object with system, tools and items.
+func readHistory(path string) (*llm.Request, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	req := &llm.Request{}
+	if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "[") {
+		err = json.Unmarshal(b, &req.Items)
+	} else {
+		var f struct {
+			System string         `json:"system"`
+			Tools  []llm.ToolSpec `json:"tools"`
+			Items  []llm.Item     `json:"items"`
+		}
+		err = json.Unmarshal(b, &f)
+		req.System, req.Tools, req.Items = f.System, f.Tools, f.Items
+	}
+	if err != nil {
+		return nil, usageError(fmt.Errorf("%s: %w (want an array of items, or {\"system\", \"tools\", \"items\"})", path, err))
+	}
+	req.Items = loop.ContextOf(req.Items)
+	return req, nil
+}
+
+// printContext writes the human report: one line per segment.
+func printContext(w io.Writer, r *event.ContextReport, items int) {
+	approx := ""
+	if r.Estimated {
+		approx = "~"
+	}
+	win := fmt.Sprintf("%s tokens", thousands(r.Window))
+	if r.WindowEstimated {
+		win += " (estimated)"
+	}
+	fmt.Fprintf(w, "model %s, window %s, counted with %s, %d items\n\n", r.Model, win, r.Counter, items)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "SEGMENT\t%12s\t%7s\n", "TOKENS", "SHARE")
+	for _, s := range r.Segments {
+		fmt.Fprintf(tw, "%s\t%12s\t%5.1f %%\n", s.Name, approx+thousands(s.Tokens), 100*float64(s.Tokens)/float64(r.Total))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nused %s%s of %s (%.1f %%): %s input + %s kept for the answer\n", approx, thousands(r.Used), thousands(r.Window), r.Percent, thousands(r.Input), thousands(r.Reserve))
+	if r.Percent > 90 {
+		fmt.Fprintln(w, "over 90 %: the next turn shortens old tool results or compacts the history first")
+	}
+}
