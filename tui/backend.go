@@ -47,6 +47,11 @@ type Backend interface {
 	// question or an approval), keyed by the answer's turn and call ids.
 	Answer(ctx context.Context, threadID string, a loop.Answer) error
 
+	// Compact compacts the thread's history now (a handoff summary the
+	// next turns start from), as a turn of its own. It fails with
+	// ErrNoCompaction when the backend cannot compact.
+	Compact(ctx context.Context, threadID string) error
+
 	// Subscribe returns the thread's events from now on, until the
 	// subscription is closed or ctx is done.
 	Subscribe(ctx context.Context, threadID string) (Subscription, error)
@@ -89,6 +94,8 @@ var (
 	// ErrNotStored: the backend keeps threads only in this process, so a
 	// thread of an earlier run cannot be resumed.
 	ErrNotStored = errors.New("threads are not stored: only threads of this chat can be resumed")
+	// ErrNoCompaction: the backend has no context window to compact with.
+	ErrNoCompaction = errors.New("compaction is not available: no context window is configured")
 	// ErrClosed: the backend was closed.
 	ErrClosed = errors.New("the backend is closed")
 )

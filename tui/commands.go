@@ -68,7 +68,21 @@ func (m *Model) command(line string) {
 		}
 		m.switchTo(t, history)
 	case "/compact":
-		m.commit(s.warn.Render("/compact is not available yet: it comes with the context-window work (compaction, the budget report)"))
+		if m.busy("/compact") {
+			return
+		}
+		ctx, cancel := m.callCtx()
+		defer cancel()
+		err := m.be.Compact(ctx, m.thread.ID)
+		switch {
+		case errors.Is(err, ErrNoCompaction):
+			m.commit(s.warn.Render("/compact is not available yet: the chat's engine has no context window configured"))
+		case err != nil:
+			m.fail("/compact", err)
+		default:
+			m.status = statusRunning
+			m.commit(s.dim.Render("compacting: the model writes a handoff summary the next turns start from"))
+		}
 	default:
 		m.commit(s.warn.Render(fmt.Sprintf("unknown command %s; /help lists the commands", name)))
 	}

@@ -104,7 +104,7 @@ func (m *Model) apply(e event.Event) {
 			m.usage.turn, m.usage.turnCost = *e.Usage, e.Cost
 		}
 	case event.Context:
-		m.usage.context = contextReport(e)
+		m.usage.context = contextReport(e.Context)
 	case event.TurnCompleted:
 		m.turnCompleted(e)
 	}
@@ -195,7 +195,9 @@ func (m *Model) turnCompleted(e event.Event) {
 	case "paused":
 		m.commit(s.warn.Render("■ paused: the turn waits for an answer"))
 	default:
-		if sum != nil && sum.StopReason != "" && sum.StopReason != "finished" {
+		if sum != nil && sum.StopReason == "compacted" {
+			m.commit(s.dim.Render("■ compacted: the next turns start from the summary"))
+		} else if sum != nil && sum.StopReason != "" && sum.StopReason != "finished" {
 			m.commit(s.dim.Render("  (stopped: " + sum.StopReason + ")"))
 		}
 	}
@@ -205,30 +207,17 @@ func (m *Model) turnCompleted(e event.Event) {
 	m.lastEsc = time.Time{}
 }
 
-// contextReport renders a context event for the footer: used of window, in
-// percent when both are known.
-func contextReport(e event.Event) string {
-	used, _ := number(e.Extra["used"])
-	window, _ := number(e.Extra["window"])
-	if window > 0 {
-		return fmt.Sprintf("%s/%s (%.0f%%)", compact(int64(used)), compact(int64(window)), 100*used/window)
+// contextReport renders a context budget for the footer: used of the
+// window, in percent, with a ~ when the numbers are estimates.
+func contextReport(r *event.ContextReport) string {
+	if r == nil || r.Window <= 0 {
+		return ""
 	}
-	if used > 0 {
-		return compact(int64(used))
+	est := ""
+	if r.Estimated {
+		est = "~"
 	}
-	return ""
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	}
-	return 0, false
+	return fmt.Sprintf("%s%s/%s (%.0f%%)", est, compact(int64(r.Used)), compact(int64(r.Window)), r.Percent)
 }
 
 // thinkingLine collapses reasoning to one line: how long it was and how it

@@ -23,6 +23,7 @@ type fakeBackend struct {
 	steerErr   error
 	threads    []ThreadInfo
 	resumeErr  error
+	compactErr error
 	nextThread int
 }
 
@@ -78,6 +79,11 @@ func (f *fakeBackend) Answer(_ context.Context, thread string, a loop.Answer) er
 	defer f.mu.Unlock()
 	f.answers = append(f.answers, a)
 	return nil
+}
+
+func (f *fakeBackend) Compact(_ context.Context, thread string) error {
+	f.record("compact %s", thread)
+	return f.compactErr
 }
 
 func (f *fakeBackend) Subscribe(context.Context, string) (Subscription, error) {

@@ -230,6 +230,26 @@ func (m *Local) Start(ctx context.Context, threadID, text string) (string, error
 	return m.startLocked(t, []llm.Item{llm.UserText(text)})
 }
 
+// Compact compacts the thread's history now, as a turn of its own (its
+// events are a turn's). It needs a window in the engine's options:
+// ErrNoCompaction otherwise.
+func (m *Local) Compact(ctx context.Context, threadID string) error {
+	if m.opts.Window == nil {
+		return ErrNoCompaction
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.thread(threadID)
+	if err != nil {
+		return err
+	}
+	if t.running != nil {
+		return fmt.Errorf("compact: %w (turn %s)", ErrBusy, t.running.id)
+	}
+	_, err = m.startLocked(t, nil)
+	return err
+}
+
 // Queue runs text after the running turn, or now when the thread is idle.
 func (m *Local) Queue(ctx context.Context, threadID, text string) error {
 	m.mu.Lock()
@@ -331,7 +351,8 @@ func (m *Local) thread(id string) (*localThread, error) {
 	return t, nil
 }
 
-// startLocked starts a turn of input on t; m.mu is held. The turn's
+// startLocked starts a turn of input on t (a compaction when input is
+// empty); m.mu is held. The turn's
 // goroutine is owned by m: it ends when the engine returns, and Close
 // waits for it.
 func (m *Local) startLocked(t *localThread, input []llm.Item) (string, error) {
@@ -347,7 +368,7 @@ func (m *Local) startLocked(t *localThread, input []llm.Item) (string, error) {
 	t.running = turn
 	t.info.Turns++
 	t.info.Updated = time.Now()
-	if t.info.Title == "" {
+	if t.info.Title == "" && len(input) > 0 {
 		t.info.Title = shorten(oneLine(input[0].Text()), 60)
 	}
 	lt := loop.Turn{ThreadID: t.info.ID, ID: turn.id, History: slices.Clone(t.history), Input: input, Approved: slices.Clone(t.approved)}
@@ -355,7 +376,11 @@ func (m *Local) startLocked(t *localThread, input []llm.Item) (string, error) {
 	go func() {
 		defer m.wg.Done()
 		defer cancel()
-		o, err := t.engine.Run(ctx, lt)
+		run := t.engine.Run
+		if len(lt.Input) == 0 {
+			run = t.engine.Compact
+		}
+		o, err := run(ctx, lt)
 		if o == nil {
 			// The engine refused the turn before it began; say so in the
 			// stream, as a turn that failed.

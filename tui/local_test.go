@@ -416,3 +416,10 @@ func TestLocalResumeUnknownThread(t *testing.T) {
 		t.Errorf("threads = %+v, %v", ts, err)
 	}
 }
+
+func TestLocalCompactNeedsAWindow(t *testing.T) {
+	h := newLocalHarness(t, `rounds: [{text: x}]`)
+	if err := h.be.Compact(context.Background(), h.thread); !errors.Is(err, ErrNoCompaction) {
+		t.Errorf("compact without a window: %v, want ErrNoCompaction", err)
+	}
+}

@@ -251,8 +251,8 @@ func TestStatusAndFooter(t *testing.T) {
 	if v := c.view(); !strings.Contains(v, "2.0k tokens · $0.0135") {
 		t.Errorf("footer after two turns:\n%s", v)
 	}
-	c.send(event.Event{Type: event.Context, TurnID: "turn_2", Extra: map[string]any{"used": 64000.0, "window": 128000.0}})
-	if v := c.view(); !strings.Contains(v, "ctx 64k/128k (50%)") {
+	c.send(event.Event{Type: event.Context, TurnID: "turn_2", Context: &event.ContextReport{Window: 128000, Used: 64000, Percent: 50, Estimated: true}})
+	if v := c.view(); !strings.Contains(v, "ctx ~64k/128k (50%)") {
 		t.Errorf("footer with a context report:\n%s", v)
 	}
 }
@@ -367,7 +367,10 @@ func TestSlashCommands(t *testing.T) {
 		calls   []string
 	}{
 		{name: "help", line: "/help", want: "tab      queue as the next turn"},
-		{name: "compact is not there yet", line: "/compact", want: "/compact is not available yet"},
+		{name: "compact without a window", line: "/compact", setup: func(f *fakeBackend) { f.compactErr = ErrNoCompaction },
+			want: "/compact is not available yet", calls: []string{"compact thread_1"}},
+		{name: "compact", line: "/compact", want: "compacting", calls: []string{"compact thread_1"}},
+		{name: "compact refused while running", line: "/compact", running: true, want: "/compact: a turn is running"},
 		{name: "unknown", line: "/frobnicate", want: "unknown command /frobnicate"},
 		{name: "new", line: "/new", want: "── thread thread_2", calls: []string{"new thread_2"}},
 		{name: "new refused while running", line: "/new", running: true, want: "/new: a turn is running"},
