@@ -1,0 +1,146 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// MemStore is a Store that keeps everything in memory, for tests and for
+// servers that need no persistence. Nothing outlives the process, so there
+// is never a crashed turn to normalize.
+type MemStore struct {
+	mu      sync.Mutex
+	threads map[string]*memThread
+}
+
+type memThread struct {
+	th     Thread
+	turns  []Turn
+	items  []llm.Item
+	steers []llm.Item
+}
+
+// NewMemStore returns an empty store.
+func NewMemStore() *MemStore {
+	return &MemStore{threads: make(map[string]*memThread)}
+}
+
+var _ Store = (*MemStore)(nil)
+
+// SaveThread implements Store.
+func (m *MemStore) SaveThread(_ context.Context, th Thread) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	th.Approved = slices.Clone(th.Approved)
+	if t, ok := m.threads[th.ID]; ok {
+		t.th = th
+		return nil
+	}
+	m.threads[th.ID] = &memThread{th: th}
+	return nil
+}
+
+// LoadThread implements Store.
+func (m *MemStore) LoadThread(_ context.Context, id string) (*Snapshot, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.threads[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrThreadNotFound, id)
+	}
+	return &Snapshot{Thread: t.th, Turns: slices.Clone(t.turns), Items: slices.Clone(t.items)}, nil
+}
+
+// ListThreads implements Store.
+func (m *MemStore) ListThreads(_ context.Context, limit int, cursor string) ([]Thread, string, error) {
+	m.mu.Lock()
+	all := make([]Thread, 0, len(m.threads))
+	for _, t := range m.threads {
+		all = append(all, t.th)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(all, func(a, b Thread) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	start := 0
+	if cursor != "" {
+		i := slices.IndexFunc(all, func(t Thread) bool { return t.ID == cursor })
+		if i < 0 {
+			return nil, "", fmt.Errorf("session: cursor %q names no thread; list again from the start", cursor)
+		}
+		start = i + 1
+	}
+	all = all[start:]
+	if limit <= 0 || limit >= len(all) {
+		return all, "", nil
+	}
+	return all[:limit], all[limit-1].ID, nil
+}
+
+// Record implements Store.
+func (m *MemStore) Record(_ context.Context, threadID string, it llm.Item) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.threads[threadID]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrThreadNotFound, threadID)
+	}
+	if it.ID != "" {
+		for i := range t.items {
+			if t.items[i].ID == it.ID {
+				t.items[i] = it
+				return nil
+			}
+		}
+	}
+	t.items = append(t.items, it)
+	return nil
+}
+
+// SaveTurn implements Store.
+func (m *MemStore) SaveTurn(_ context.Context, tu Turn) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.threads[tu.ThreadID]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrThreadNotFound, tu.ThreadID)
+	}
+	for i := range t.turns {
+		if t.turns[i].ID == tu.ID {
+			t.turns[i] = tu
+			return nil
+		}
+	}
+	t.turns = append(t.turns, tu)
+	return nil
+}
+
+// AddSteer implements Store.
+func (m *MemStore) AddSteer(_ context.Context, threadID, _ string, it llm.Item) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.threads[threadID]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrThreadNotFound, threadID)
+	}
+	t.steers = append(t.steers, it)
+	return nil
+}
+
+// Steers returns the steered inputs accepted for a thread, in order.
+func (m *MemStore) Steers(threadID string) []llm.Item {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t, ok := m.threads[threadID]; ok {
+		return slices.Clone(t.steers)
+	}
+	return nil
+}

@@ -1,0 +1,286 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
+)
+
+// Setup returns the engine options for a turn of thread th: the model, the
+// tools, the budgets. The scheduler sets Steer, Journal and Waiter itself
+// (a pause ends the run and the turn waits, paused, for [Scheduler.Answer])
+// and adds its own handler to Events. release, when not nil, is called when
+// the run ends.
+type Setup func(ctx context.Context, th Thread) (o loop.Options, release func(), err error)
+
+// Config configures a Scheduler.
+type Config struct {
+	// Store persists threads, turns and items. Required.
+	Store Store
+	// Setup builds each run's engine options. Required.
+	Setup Setup
+	// SubscriberBuffer is how many events a subscriber may fall behind
+	// (default DefaultSubscriberBuffer).
+	SubscriberBuffer int
+	// Now returns the current time (tests). Default time.Now.
+	Now func() time.Time
+}
+
+// Scheduler runs the turns of many threads: one at a time per thread, any
+// number of threads at once. Each thread with work has one goroutine, owned
+// by the scheduler, that runs its turns in order and exits when the thread
+// is idle or paused; Close interrupts them and waits for them.
+type Scheduler struct {
+	c Config
+
+	ctx    context.Context // parent of every run; cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the threads' runner goroutines
+
+	mu      sync.Mutex
+	closed  bool
+	threads map[string]*thread
+}
+
+// New returns a scheduler, or an error saying what the config lacks.
+func New(c Config) (*Scheduler, error) {
+	if c.Store == nil {
+		return nil, errors.New("session: Config.Store is nil; give a store (NewMemStore for one in memory)")
+	}
+	if c.Setup == nil {
+		return nil, errors.New("session: Config.Setup is nil; give a function returning each run's engine options")
+	}
+	if c.SubscriberBuffer <= 0 {
+		c.SubscriberBuffer = DefaultSubscriberBuffer
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Scheduler{c: c, ctx: ctx, cancel: cancel, threads: make(map[string]*thread)}, nil
+}
+
+// thread is a loaded thread's scheduling state.
+type thread struct {
+	hub hub
+
+	mu      sync.Mutex
+	info    Thread
+	history []llm.Item // items of ended turns; the base of a paused one
+	turns   []*Turn    // every turn of the thread, in order
+	active  *turnRun   // the running or paused turn
+	queue   []*turnRun // turns waiting for the active one, FIFO
+	running bool       // a runner goroutine owns the thread
+	changed chan struct{}
+}
+
+// turnRun is a turn the scheduler holds: the active one or a queued one.
+type turnRun struct {
+	rec   *Turn
+	input []llm.Item
+	inbox inbox
+	// cancel is set while the turn runs.
+	cancel context.CancelFunc
+	// interrupt records an interrupt that came before the run began.
+	interrupt bool
+	// state is set while the turn is paused; answer when it is answered.
+	state  *loop.State
+	answer *loop.Answer
+}
+
+// notify wakes Wait callers; th.mu is held.
+func (th *thread) notify() {
+	close(th.changed)
+	th.changed = make(chan struct{})
+}
+
+// CreateThread creates and persists a thread.
+func (s *Scheduler) CreateThread(ctx context.Context, cfg ThreadConfig) (Thread, error) {
+	now := s.c.Now()
+	info := Thread{ID: loop.NewID("thread"), Config: cfg, CreatedAt: now, UpdatedAt: now}
+	if err := s.c.Store.SaveThread(ctx, info); err != nil {
+		return Thread{}, fmt.Errorf("session: create thread: %w", err)
+	}
+	th := &thread{info: info, changed: make(chan struct{})}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Thread{}, ErrClosed
+	}
+	s.threads[info.ID] = th
+	return info, nil
+}
+
+// ResumeThread loads a thread from the store (once per scheduler) and
+// returns its record. A thread whose turn is paused can then be answered.
+func (s *Scheduler) ResumeThread(ctx context.Context, id string) (Thread, error) {
+	th, err := s.thread(ctx, id)
+	if err != nil {
+		return Thread{}, err
+	}
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	return cloneThread(th.info), nil
+}
+
+// ListThreads lists the store's threads, most recently updated first.
+func (s *Scheduler) ListThreads(ctx context.Context, limit int, cursor string) ([]Thread, string, error) {
+	return s.c.Store.ListThreads(ctx, limit, cursor)
+}
+
+// ReadThread returns a thread with its turns and items as the store holds
+// them, the running turn's items so far included.
+func (s *Scheduler) ReadThread(ctx context.Context, id string) (*Snapshot, error) {
+	return s.c.Store.LoadThread(ctx, id)
+}
+
+// thread returns the loaded thread id, loading it from the store first.
+func (s *Scheduler) thread(ctx context.Context, id string) (*thread, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	th, ok := s.threads[id]
+	s.mu.Unlock()
+	if ok {
+		return th, nil
+	}
+	snap, err := s.c.Store.LoadThread(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	th = loaded(snap)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if prev, ok := s.threads[id]; ok {
+		// Loaded meanwhile by another caller: theirs wins.
+		return prev, nil
+	}
+	s.threads[id] = th
+	if th.active == nil && len(th.queue) > 0 {
+		// Turns queued before a restart run now, as they were asked for.
+		th.mu.Lock()
+		th.active, th.queue = th.queue[0], th.queue[1:]
+		th.active.rec.Status = TurnInProgress
+		th.running = true
+		th.mu.Unlock()
+		s.wg.Add(1)
+		go s.drive(th, th.active)
+	}
+	return th, nil
+}
+
+// loaded builds a thread's scheduling state from a snapshot.
+func loaded(snap *Snapshot) *thread {
+	th := &thread{info: snap.Thread, changed: make(chan struct{})}
+	paused := ""
+	for i := range snap.Turns {
+		rec := snap.Turns[i]
+		th.turns = append(th.turns, &rec)
+		switch rec.Status {
+		case TurnPaused:
+			if rec.State != nil && th.active == nil {
+				th.active = &turnRun{rec: &rec, state: rec.State}
+				paused = rec.ID
+			}
+		case TurnQueued:
+			th.queue = append(th.queue, &turnRun{rec: &rec, input: rec.Input})
+		}
+	}
+	for _, it := range snap.Items {
+		if paused == "" || it.TurnID != paused {
+			th.history = append(th.history, it)
+		}
+	}
+	return th
+}
+
+// Subscribe returns a subscription to the events of a thread's turns from
+// now on. Close it when done.
+func (s *Scheduler) Subscribe(ctx context.Context, threadID string) (*Subscription, error) {
+	th, err := s.thread(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	return th.hub.subscribe(s.c.SubscriberBuffer)
+}
+
+// Wait blocks until the turn is no longer queued or running, and returns
+// its record: ended, or paused waiting for an answer.
+func (s *Scheduler) Wait(ctx context.Context, threadID, turnID string) (Turn, error) {
+	th, err := s.thread(ctx, threadID)
+	if err != nil {
+		return Turn{}, err
+	}
+	for {
+		th.mu.Lock()
+		i := slices.IndexFunc(th.turns, func(t *Turn) bool { return t.ID == turnID })
+		if i < 0 {
+			th.mu.Unlock()
+			return Turn{}, fmt.Errorf("session: thread %q has no turn %q", threadID, turnID)
+		}
+		rec := *th.turns[i]
+		ch := th.changed
+		th.mu.Unlock()
+		if rec.Status != TurnQueued && rec.Status != TurnInProgress {
+			return rec, nil
+		}
+		select {
+		case <-ctx.Done():
+			return rec, ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+// Close interrupts every running turn, waits for them to end (or for ctx),
+// and closes every subscription. The scheduler cannot be used afterwards.
+func (s *Scheduler) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	threads := make([]*thread, 0, len(s.threads))
+	for _, th := range s.threads {
+		threads = append(threads, th)
+	}
+	s.mu.Unlock()
+	s.cancel()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("session: close: turns still ending: %w", ctx.Err())
+	}
+	for _, th := range threads {
+		th.hub.close()
+	}
+	return err
+}
+
+func cloneThread(t Thread) Thread {
+	t.Approved = slices.Clone(t.Approved)
+	return t
+}
+
+// emit publishes an event the scheduler itself produces (not the engine).
+func (s *Scheduler) emit(th *thread, turnID string, e event.Event) {
+	e.Time = s.c.Now()
+	e.ThreadID = th.info.ID
+	e.TurnID = turnID
+	th.hub.Handle(e)
+}

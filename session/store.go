@@ -1,0 +1,116 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
+)
+
+// Store is what the scheduler needs from persistence. Every method is
+// called with the thread's scheduling lock released, so an implementation
+// may take as long as a durable write takes; it must be safe for concurrent
+// use by different threads.
+type Store interface {
+	// SaveThread creates or updates a thread's record.
+	SaveThread(ctx context.Context, th Thread) error
+	// LoadThread returns a thread with its turns and items, normalized
+	// (DESIGN §2.5: a turn cut by a crash is interrupted and its calls are
+	// answered). A missing thread is an error matching ErrThreadNotFound.
+	LoadThread(ctx context.Context, id string) (*Snapshot, error)
+	// ListThreads returns up to limit threads, most recently updated first,
+	// starting after cursor (""), and the cursor of the next page ("" at
+	// the end).
+	ListThreads(ctx context.Context, limit int, cursor string) ([]Thread, string, error)
+	// Record appends an item to a thread, or replaces the item with the same
+	// id (a pause placeholder replaced by its answer). It is the engine's
+	// journal: each item is committed when produced.
+	Record(ctx context.Context, threadID string, it llm.Item) error
+	// SaveTurn creates or updates a turn's record. A paused turn carries the
+	// State it resumes from; other turns carry none.
+	SaveTurn(ctx context.Context, t Turn) error
+	// AddSteer persists input accepted for a running turn before the turn
+	// reads it. The item has its id; when the turn reads it, Record
+	// commits it to the history under the same id.
+	AddSteer(ctx context.Context, threadID, turnID string, it llm.Item) error
+}
+
+// ErrThreadNotFound is matched (errors.Is) by the error for a thread the
+// store does not hold.
+var ErrThreadNotFound = errors.New("session: no such thread")
+
+// Thread is a conversation's record.
+type Thread struct {
+	ID     string       `json:"id"`
+	Config ThreadConfig `json:"config"`
+	// Approved are the tools the user approved for the whole thread.
+	Approved  []string  `json:"approved,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// ThreadConfig is how a thread's turns run. Empty fields take the
+// server's defaults.
+type ThreadConfig struct {
+	Workspace    string   `json:"workspace,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	Instructions string   `json:"instructions,omitempty"`
+	EnableTools  []string `json:"enableTools,omitempty"`
+	DisableTools []string `json:"disableTools,omitempty"`
+	Approval     string   `json:"approval,omitempty"`
+	Sandbox      string   `json:"sandbox,omitempty"`
+	MaxRounds    int      `json:"maxRounds,omitempty"`
+}
+
+// TurnStatus is where a turn is in its life.
+type TurnStatus string
+
+// Turn statuses. The spelling is the server protocol's (DESIGN §9).
+const (
+	TurnQueued      TurnStatus = "queued"
+	TurnInProgress  TurnStatus = "inProgress"
+	TurnPaused      TurnStatus = "paused"
+	TurnCompleted   TurnStatus = "completed"
+	TurnInterrupted TurnStatus = "interrupted"
+	TurnFailed      TurnStatus = "failed"
+)
+
+// Done reports whether the turn has ended for good.
+func (s TurnStatus) Done() bool {
+	return s == TurnCompleted || s == TurnInterrupted || s == TurnFailed
+}
+
+// Turn is a turn's record.
+type Turn struct {
+	ID       string     `json:"id"`
+	ThreadID string     `json:"threadId"`
+	Status   TurnStatus `json:"status"`
+	// Input is the user input that starts the turn: one item, or the
+	// steered items that arrived as the turn before it ended.
+	Input            []llm.Item `json:"input"`
+	StopReason       string     `json:"stopReason,omitempty"`
+	Answer           string     `json:"answer,omitempty"`
+	Rounds           int        `json:"rounds"`
+	SettlementRounds int        `json:"settlementRounds"`
+	ToolSteps        int        `json:"toolSteps"`
+	Usage            llm.Usage  `json:"usage"`
+	Cost             float64    `json:"cost,omitempty"`
+	Error            string     `json:"error,omitempty"`
+	// Pause is what a paused turn waits for.
+	Pause *loop.Pause `json:"pause,omitempty"`
+	// State is the paused turn's engine state, everything needed to resume
+	// it in this process or another.
+	State       *loop.State `json:"-"`
+	CreatedAt   time.Time   `json:"createdAt"`
+	CompletedAt time.Time   `json:"completedAt,omitzero"`
+}
+
+// Snapshot is a thread as loaded: its record, its turns in order and its
+// items in history order.
+type Snapshot struct {
+	Thread Thread     `json:"thread"`
+	Turns  []Turn     `json:"turns"`
+	Items  []llm.Item `json:"items"`
+}

@@ -1,0 +1,372 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/tool"
+)
+
+// Start starts a turn of input on a thread. It runs at once when the thread
+// is idle (status inProgress) and is queued after the running turn
+// otherwise (status queued; queued turns run first in, first out). A thread
+// whose turn is paused refuses with an error wrapping ErrTurnPaused.
+func (s *Scheduler) Start(ctx context.Context, threadID string, input llm.Item) (Turn, error) {
+	if err := checkInput(&input); err != nil {
+		return Turn{}, err
+	}
+	th, err := s.thread(ctx, threadID)
+	if err != nil {
+		return Turn{}, err
+	}
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	if a := th.active; a != nil && a.state != nil && a.answer == nil {
+		return Turn{}, fmt.Errorf("%w (turn %s, call %s)", ErrTurnPaused, a.rec.ID, a.state.Pause.CallID)
+	}
+	t := &turnRun{
+		rec:   &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: []llm.Item{input}, CreatedAt: s.c.Now()},
+		input: []llm.Item{input},
+	}
+	if th.active == nil {
+		t.rec.Status = TurnInProgress
+	}
+	if err := s.c.Store.SaveTurn(ctx, *t.rec); err != nil {
+		return Turn{}, fmt.Errorf("session: start turn: %w", err)
+	}
+	th.turns = append(th.turns, t.rec)
+	if th.active == nil {
+		th.active = t
+		if err := s.launch(th, t); err != nil {
+			return Turn{}, err
+		}
+	} else {
+		th.queue = append(th.queue, t)
+	}
+	return *t.rec, nil
+}
+
+// checkInput makes input a user item and refuses one without parts.
+func checkInput(it *llm.Item) error {
+	if len(it.Parts) == 0 {
+		return ErrEmptyInput
+	}
+	for _, p := range it.Parts {
+		if p.Kind == llm.PartCall || p.Kind == llm.PartResult {
+			return fmt.Errorf("session: input holds a %s part; send text", p.Kind)
+		}
+	}
+	it.Role = llm.RoleUser
+	return nil
+}
+
+// launch starts the thread's runner goroutine on t unless one runs; th.mu
+// is held.
+func (s *Scheduler) launch(th *thread, t *turnRun) error {
+	if th.running {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	th.running = true
+	s.wg.Add(1)
+	go s.drive(th, t)
+	return nil
+}
+
+// Steer adds input to the thread's active turn, which must be
+// expectedTurnID. The input is persisted before Steer returns the id of its
+// item; the turn reads it before its next model request (after the running
+// round's tools finish), and a turn about to finish goes on to answer it.
+// A paused turn reads it when it is answered. Input that arrives as a turn
+// ends is never dropped: it becomes the thread's next turn.
+func (s *Scheduler) Steer(ctx context.Context, threadID, expectedTurnID string, input llm.Item) (string, error) {
+	if err := checkInput(&input); err != nil {
+		return "", err
+	}
+	th, err := s.thread(ctx, threadID)
+	if err != nil {
+		return "", err
+	}
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	t := th.active
+	if t == nil {
+		return "", ErrNoActiveTurn
+	}
+	if t.rec.ID != expectedTurnID {
+		return "", &TurnMismatchError{Expected: expectedTurnID, Active: t.rec.ID}
+	}
+	input.ID = loop.NewID("steer")
+	input.TurnID = t.rec.ID
+	if input.Origin == llm.OriginInput {
+		input.Origin = llm.OriginSteer
+	}
+	if err := s.c.Store.AddSteer(ctx, threadID, t.rec.ID, input); err != nil {
+		return "", fmt.Errorf("session: steer: %w", err)
+	}
+	t.inbox.put(input)
+	return input.ID, nil
+}
+
+// Interrupt cancels turn turnID of a thread. A running turn gets the
+// cancellation (running tools a grace period, then aborted results with
+// their partial output) and ends interrupted; a paused turn ends
+// interrupted at once; a queued turn is dropped from the queue. Interrupt
+// returns without waiting; Wait or the turn_completed event tell the end.
+func (s *Scheduler) Interrupt(ctx context.Context, threadID, turnID string) error {
+	th, err := s.thread(ctx, threadID)
+	if err != nil {
+		return err
+	}
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	t := th.active
+	if t != nil && t.rec.ID == turnID {
+		switch {
+		case t.cancel != nil:
+			t.cancel()
+		case t.state != nil && t.answer == nil:
+			return s.abandon(ctx, th, t)
+		default:
+			// Launched but not yet running: the run starts cancelled.
+			t.interrupt = true
+		}
+		return nil
+	}
+	if i := slices.IndexFunc(th.queue, func(q *turnRun) bool { return q.rec.ID == turnID }); i >= 0 {
+		q := th.queue[i]
+		th.queue = slices.Delete(th.queue, i, i+1)
+		q.rec.Status, q.rec.StopReason, q.rec.CompletedAt = TurnInterrupted, string(loop.StopCancelled), s.c.Now()
+		err := s.c.Store.SaveTurn(ctx, *q.rec)
+		s.emit(th, q.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(TurnInterrupted), Code: string(loop.StopCancelled),
+			Turn: &event.TurnSummary{Status: string(TurnInterrupted), StopReason: string(loop.StopCancelled)}})
+		th.notify()
+		if err != nil {
+			return fmt.Errorf("session: interrupt queued turn: %w", err)
+		}
+		return nil
+	}
+	if t == nil {
+		return ErrNoActiveTurn
+	}
+	return &TurnMismatchError{Expected: turnID, Active: t.rec.ID}
+}
+
+// Answer answers the thread's paused turn (ask_user answers or an approval
+// decision); the same turn goes on. An answer for another turn or call is
+// refused with a *loop.PauseMismatchError and changes nothing.
+func (s *Scheduler) Answer(ctx context.Context, threadID string, a loop.Answer) error {
+	th, err := s.thread(ctx, threadID)
+	if err != nil {
+		return err
+	}
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	t := th.active
+	if t == nil || t.state == nil || t.answer != nil || t.state.Pause == nil {
+		return loop.ErrNotPaused
+	}
+	p := t.state.Pause
+	if a.TurnID != t.rec.ID || a.CallID != p.CallID {
+		return &loop.PauseMismatchError{WantTurn: t.rec.ID, WantCall: p.CallID, GotTurn: a.TurnID, GotCall: a.CallID}
+	}
+	if p.Kind == tool.PauseApproval && a.Decision == "" {
+		return loop.ErrNoDecision
+	}
+	t.answer = &a
+	t.rec.Status, t.rec.Pause, t.rec.State = TurnInProgress, nil, nil
+	if err := s.c.Store.SaveTurn(ctx, *t.rec); err != nil {
+		t.answer = nil
+		t.rec.Status, t.rec.Pause, t.rec.State = TurnPaused, p, t.state
+		return fmt.Errorf("session: answer: %w", err)
+	}
+	th.notify()
+	return s.launch(th, t)
+}
+
+// drive runs the thread's turns one after another until it is idle or its
+// turn is paused.
+func (s *Scheduler) drive(th *thread, t *turnRun) {
+	defer s.wg.Done()
+	for t != nil {
+		t = s.run(th, t)
+	}
+}
+
+// run runs (or resumes) one turn to its end or its next pause, and returns
+// the turn to run next, if any.
+func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	th.mu.Lock()
+	t.cancel = cancel
+	if t.interrupt {
+		cancel()
+	}
+	info := cloneThread(th.info)
+	history := th.history
+	state, answer := t.state, t.answer
+	t.state, t.answer = nil, nil
+	th.mu.Unlock()
+
+	var out *loop.Outcome
+	o, release, err := s.c.Setup(ctx, info)
+	if err == nil {
+		o.Steer = &t.inbox
+		o.Journal = s.c.Store
+		o.Waiter = nil
+		o.Events = event.Multi(o.Events, &th.hub)
+		var eng *loop.Engine
+		if eng, err = loop.New(o); err == nil {
+			if state != nil {
+				out, err = eng.Resume(ctx, state, *answer)
+			} else {
+				out, err = eng.Run(ctx, loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Approved})
+			}
+		}
+	}
+	if release != nil {
+		release()
+	}
+	if out == nil {
+		// The engine never ran: the turn fails with the reason.
+		if state == nil {
+			s.emit(th, t.rec.ID, event.Event{Type: event.TurnStarted})
+		}
+		out = &loop.Outcome{TurnID: t.rec.ID, Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: fmt.Errorf("session: %w", err), Approved: info.Approved}
+		s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(out.Status), Code: string(out.StopReason), Turn: out.Summary()})
+	}
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	t.cancel = nil
+	s.ended(th, t, out)
+	return s.next(th)
+}
+
+// ended records how a run ended; th.mu is held. Store errors here cannot be
+// returned to anyone: the items are journaled already, and the record is
+// saved again at the turn's next change.
+func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) {
+	rec := t.rec
+	rec.Status = TurnStatus(out.Status)
+	rec.StopReason = string(out.StopReason)
+	rec.Answer = out.Answer
+	rec.Rounds, rec.SettlementRounds, rec.ToolSteps = out.Rounds, out.SettlementRounds, out.ToolSteps
+	rec.Usage, rec.Cost = out.Usage, out.Cost
+	rec.Error = ""
+	if out.Err != nil {
+		rec.Error = out.Err.Error()
+	}
+	rec.Pause, rec.State = nil, nil
+	if out.Status == loop.StatusPaused && out.State != nil {
+		rec.Pause, rec.State = out.Pause, out.State
+		t.state = out.State
+	} else {
+		rec.CompletedAt = s.c.Now()
+		th.history = append(th.history[:len(th.history):len(th.history)], out.Items...)
+	}
+	th.info.Approved = slices.Clone(out.Approved)
+	th.info.UpdatedAt = s.c.Now()
+	ctx := context.WithoutCancel(s.ctx)
+	_ = s.c.Store.SaveTurn(ctx, *rec)
+	_ = s.c.Store.SaveThread(ctx, th.info)
+	th.notify()
+}
+
+// next picks the thread's next turn after a run ended; th.mu is held. It
+// returns nil, and gives up the thread, when the active turn is paused or
+// nothing is queued.
+func (s *Scheduler) next(th *thread) *turnRun {
+	if t := th.active; t != nil && t.state == nil {
+		th.active = nil
+		// Steer accepted after the turn's last read goes on as the next
+		// turn, ahead of the queue: it was meant for now.
+		if left := t.inbox.Drain(); len(left) > 0 {
+			nt := &turnRun{rec: &Turn{ID: loop.NewID("turn"), ThreadID: th.info.ID, Status: TurnQueued, Input: left, CreatedAt: s.c.Now()}, input: left}
+			th.turns = append(th.turns, nt.rec)
+			th.queue = slices.Insert(th.queue, 0, nt)
+		}
+	}
+	if th.active != nil || len(th.queue) == 0 {
+		th.running = false
+		return nil
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		th.running = false
+		return nil
+	}
+	t := th.queue[0]
+	th.queue = th.queue[1:]
+	th.active = t
+	t.rec.Status = TurnInProgress
+	_ = s.c.Store.SaveTurn(context.WithoutCancel(s.ctx), *t.rec)
+	th.notify()
+	return t
+}
+
+// abandon ends a paused turn as interrupted; th.mu is held. Its pause
+// placeholders are answered as aborted and a marker tells the model in
+// later turns that the turn was cut, as the engine does for a running turn
+// (DESIGN §2.5).
+func (s *Scheduler) abandon(ctx context.Context, th *thread, t *turnRun) error {
+	st := t.state
+	ctx = context.WithoutCancel(ctx)
+	text := fmt.Sprintf("aborted by user after %.1fs, before the user answered", st.Elapsed.Seconds())
+	items := slices.Clone(st.TurnItems())
+	var firstErr error
+	keep := func(it *llm.Item) {
+		if err := s.c.Store.Record(ctx, th.info.ID, *it); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		s.emit(th, t.rec.ID, event.Event{Type: event.ItemAdded, Item: it})
+	}
+	for i := range items {
+		res := items[i].Result()
+		if items[i].Role != llm.RoleTool || res == nil || res.Status != llm.ResultPending {
+			continue
+		}
+		it := llm.ToolResult(llm.Result{CallID: res.CallID, Name: res.Name, Content: text, Status: llm.ResultAborted})
+		it.ID, it.TurnID = items[i].ID, items[i].TurnID
+		items[i] = it
+		keep(&items[i])
+	}
+	marker := llm.Item{
+		ID: fmt.Sprintf("%s.%d", t.rec.ID, st.NextItem+1), TurnID: t.rec.ID, Role: llm.RoleUser, Origin: llm.OriginMarker,
+		Parts: []llm.Part{{Kind: llm.PartText, Text: pausedMarker}},
+	}
+	items = append(items, marker)
+	keep(&items[len(items)-1])
+	out := &loop.Outcome{
+		ThreadID: th.info.ID, TurnID: t.rec.ID, Status: loop.StatusInterrupted, StopReason: loop.StopCancelled,
+		Rounds: st.Rounds, SettlementRounds: st.SettlementRounds, ToolSteps: st.ToolSteps, Usage: st.Usage, Cost: st.Cost,
+		Items: items, Approved: st.Approved, Err: firstErr,
+	}
+	t.state = nil
+	s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(out.Status), Code: string(out.StopReason), Turn: out.Summary()})
+	s.ended(th, t, out)
+	if nt := s.next(th); nt != nil {
+		if err := s.launch(th, nt); err != nil {
+			return err
+		}
+	}
+	if firstErr != nil {
+		return fmt.Errorf("session: interrupt paused turn: %w", firstErr)
+	}
+	return nil
+}
+
+// pausedMarker tells the model, in later turns, that a turn was cut while
+// it waited for the user.
+const pausedMarker = "[rein] The previous turn was interrupted by the user while it waited for an answer. " +
+	"Calls that waited for the user were not run; check the current state before retrying anything."
