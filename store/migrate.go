@@ -82,11 +82,80 @@ CREATE INDEX steers_turn ON steers (turn) WHERE delivered IS NULL;
 CREATE INDEX threads_updated ON threads (updated DESC, id DESC);
 CREATE INDEX turns_running ON turns (thread) WHERE status = 'running';
 `,
+	// 4: knowledge bases (chunks searched with FTS5 and BM25), the user's
+	// memory, notebooks of records, and scheduled jobs (cron).
+	`
+CREATE TABLE kbs (
+	name    TEXT PRIMARY KEY,
+	created INTEGER NOT NULL,
+	updated INTEGER NOT NULL
+);
+CREATE TABLE kb_files (
+	id     INTEGER PRIMARY KEY,
+	kb     TEXT NOT NULL REFERENCES kbs(name) ON DELETE CASCADE,
+	path   TEXT NOT NULL,                 -- as shown in references
+	size   INTEGER NOT NULL,
+	mtime  INTEGER NOT NULL,
+	hash   TEXT NOT NULL,                 -- of the content, to skip unchanged files
+	added  INTEGER NOT NULL,
+	UNIQUE (kb, path)
+);
+CREATE TABLE kb_chunks (
+	id         INTEGER PRIMARY KEY,       -- the rowid of its text in kb_text
+	file       INTEGER NOT NULL REFERENCES kb_files(id) ON DELETE CASCADE,
+	start_line INTEGER NOT NULL,
+	end_line   INTEGER NOT NULL
+);
+CREATE INDEX kb_chunks_file ON kb_chunks (file);
+-- The chunks' text, indexed; rows are deleted with their chunks by the code
+-- that deletes chunks (FTS5 tables take no foreign keys).
+CREATE VIRTUAL TABLE kb_text USING fts5(text, tokenize = 'porter unicode61');
+CREATE TABLE memory (
+	id      INTEGER PRIMARY KEY AUTOINCREMENT, -- shown as m<id>; never reused
+	text    TEXT NOT NULL,
+	norm    TEXT NOT NULL UNIQUE,          -- text folded for finding duplicates
+	created INTEGER NOT NULL,
+	updated INTEGER NOT NULL
+);
+CREATE TABLE notebooks (
+	id      TEXT PRIMARY KEY,
+	name    TEXT NOT NULL UNIQUE,
+	created INTEGER NOT NULL
+);
+CREATE TABLE notes (
+	id       INTEGER PRIMARY KEY AUTOINCREMENT, -- shown as r<id>
+	notebook TEXT NOT NULL REFERENCES notebooks(id) ON DELETE CASCADE,
+	title    TEXT NOT NULL DEFAULT '',
+	content  TEXT NOT NULL,
+	thread   TEXT NOT NULL DEFAULT '',   -- where it was written; notes outlive threads
+	created  INTEGER NOT NULL,
+	updated  INTEGER NOT NULL
+);
+CREATE INDEX notes_notebook ON notes (notebook, id);
+CREATE TABLE jobs (
+	id         TEXT PRIMARY KEY,
+	thread     TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+	name       TEXT NOT NULL DEFAULT '',
+	message    TEXT NOT NULL,
+	at         INTEGER,                  -- unix nanoseconds, for a one-off job
+	every      INTEGER,                  -- seconds, for an interval job
+	cron       TEXT NOT NULL DEFAULT '', -- a five-field cron expression
+	tz         TEXT NOT NULL DEFAULT '', -- IANA zone of at and cron
+	once       INTEGER NOT NULL DEFAULT 0, -- delete after its first run
+	status     TEXT NOT NULL,            -- active, done, cancelled
+	next_run   INTEGER,                  -- unix nanoseconds; NULL when no run is left
+	last_run   INTEGER,
+	runs       INTEGER NOT NULL DEFAULT 0,
+	created    INTEGER NOT NULL
+);
+CREATE INDEX jobs_due ON jobs (next_run) WHERE status = 'active';
+CREATE INDEX jobs_thread ON jobs (thread, created);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.
