@@ -216,6 +216,36 @@ func TestEventsBecomeSpans(t *testing.T) {
 			},
 		},
 		{
+			name: "an approved call runs after its round, under the turn, inside the wait",
+			events: concat(one(started), one(
+				at(1, event.Event{Type: event.RoundStarted, Round: 1, Phase: llm.PhaseExplore}),
+				at(5, event.Event{Type: event.ItemAdded, Round: 1, Item: &llm.Item{Role: llm.RoleAssistant}}),
+				at(6, event.Event{Type: event.Result, Round: 1, CallID: "x1", Name: "exec", Status: "pending"}),
+				at(7, event.Event{Type: event.RoundCompleted, Round: 1, Role: event.RoleNarration, Code: "tool_calls"}),
+				at(7, event.Event{Type: event.Usage, Round: 1, Usage: usage(1, 1)}),
+				at(8, event.Event{Type: event.PauseRequested, CallID: "x1", Name: "exec", Pause: &tool.Pause{Kind: tool.PauseApproval}}),
+				at(900, event.Event{Type: event.ToolStarted, Round: 1, CallID: "x1", Name: "exec"}),
+				at(950, event.Event{Type: event.Result, Round: 1, CallID: "x1", Name: "exec", Status: "ok", Duration: 50}),
+				at(951, event.Event{Type: event.PauseResolved, CallID: "x1", Name: "exec", Status: "approve"}),
+			), round(960, 2, llm.PhaseExplore, event.RoleFinish, "stop", usage(2, 2)), one(completed(980, "completed", "finished", ""))),
+			check: func(t *testing.T, r *recorder) {
+				turn := r.one(t, "invoke_agent rein")
+				var ran sdktrace.ReadOnlySpan
+				for _, s := range r.named("execute_tool exec") {
+					if attrOr(s, "rein.tool.status") == "ok" {
+						ran = s
+					}
+				}
+				if ran == nil {
+					t.Fatal("no span of the approved run")
+				}
+				if ran.Parent().SpanID() != turn.SpanContext().SpanID() || ran.EndTime().Sub(ran.StartTime()) != 50*time.Millisecond {
+					t.Errorf("approved run: parent %v, %v long", ran.Parent().SpanID(), ran.EndTime().Sub(ran.StartTime()))
+				}
+				wantAttrs(t, ran, map[string]any{"rein.round": 1, "gen_ai.tool.call.id": "x1"})
+			},
+		},
+		{
 			name: "a resumed turn starts its span on its first event",
 			events: concat(one(
 				at(0, event.Event{Type: event.PauseResolved, CallID: "q1", Name: "ask_user"}),

@@ -115,8 +115,6 @@ type turnState struct {
 
 // roundState is one round in progress.
 type roundState struct {
-	n        int
-	phase    llm.Phase
 	ctx      context.Context // carries the round span
 	span     trace.Span
 	chat     trace.Span
@@ -215,7 +213,7 @@ func (h *Handler) modelAttrs(attrs []attribute.KeyValue) []attribute.KeyValue {
 }
 
 func (h *Handler) startRound(t *turnState, e event.Event) {
-	r := &roundState{n: e.Round, phase: e.Phase, chatFrom: e.Time}
+	r := &roundState{chatFrom: e.Time}
 	r.ctx, r.span = h.tracer.Start(t.ctx, "round", trace.WithTimestamp(e.Time), trace.WithAttributes(
 		AttrRound.Int(e.Round), AttrRoundPhase.String(string(e.Phase))))
 	name := "chat"
@@ -325,7 +323,11 @@ func (h *Handler) startTool(t *turnState, e event.Event) {
 	}
 	if r := t.round; r != nil {
 		parent = r.ctx
-		attrs = append(attrs, AttrRound.Int(r.n))
+	}
+	if e.Round > 0 {
+		// An approved call runs after its round ended, under the turn;
+		// the attribute still names the round that made it.
+		attrs = append(attrs, AttrRound.Int(e.Round))
 	}
 	_, s := h.tracer.Start(parent, "execute_tool "+e.Name, trace.WithTimestamp(e.Time),
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))

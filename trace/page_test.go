@@ -109,6 +109,7 @@ func TestPageRendersInChromium(t *testing.T) {
 		{"model call rows", `class="row model `, 4},
 		{"tool call rows", `class="row tool `, 5},
 		{"a wait on the user", `class="row wait `, 1},
+		{"tools that ran", `class="row tool status-ok"`, 3},
 		{"failed tool", `class="row tool status-error"`, 1},
 		{"the call that never ran", `class="row tool status-not_run notrun"`, 1},
 		{"settlement round marked", `class="row model phase-settle"`, 1},

@@ -55,7 +55,10 @@ func sampleEvents() []event.Event {
 		at(932, event.Event{Type: event.RoundCompleted, Round: 2, Phase: llm.PhaseExplore, Role: event.RoleNarration, Code: "tool_calls"}),
 		at(932, event.Event{Type: event.Usage, Round: 2, Usage: cum(2600, 150), Cost: 0.0045}),
 		at(933, event.Event{Type: event.PauseRequested, CallID: "c5", Name: "exec", Args: `{"cmd":"make"}`, Pause: &tool.Pause{Kind: tool.PauseApproval}}),
-		at(2433, event.Event{Type: event.PauseResolved, CallID: "c5", Name: "exec", Status: "approve", Content: "build ok"}),
+		// Approved: the call runs, then the pause is resolved.
+		at(2433, event.Event{Type: event.ToolStarted, Round: 2, CallID: "c5", Name: "exec"}),
+		at(2480, event.Event{Type: event.Result, Round: 2, CallID: "c5", Name: "exec", Status: "ok", Content: "build ok", Duration: 47}),
+		at(2481, event.Event{Type: event.PauseResolved, CallID: "c5", Name: "exec", Status: "approve", Content: "build ok"}),
 		// Settlement, then the forced final round.
 		at(2434, event.Event{Type: event.Warning, Round: 2, Code: event.WarnSettlement, Content: "exploration budget spent; settling"}),
 		at(2440, event.Event{Type: event.RoundStarted, Round: 3, Phase: llm.PhaseSettle}),

@@ -71,7 +71,11 @@ func TestTurnsRebuildTheTurn(t *testing.T) {
 	if refused.Ran() || refused.Status != "not_run" {
 		t.Errorf("refused call %+v", refused)
 	}
-	if len(tr.Waits) != 1 || tr.Waits[0].End.Sub(tr.Waits[0].Start) != 1500*time.Millisecond || tr.Waits[0].Answer != "approve" || tr.Waits[0].Open {
+	// The approved call ran after the wait began, and counts as run.
+	if exec := tr.Rounds[1].Calls[2]; !exec.Ran() || exec.Status != "ok" || exec.End.Sub(exec.Start) != 47*time.Millisecond {
+		t.Errorf("approved call %+v", exec)
+	}
+	if len(tr.Waits) != 1 || tr.Waits[0].End.Sub(tr.Waits[0].Start) != 1548*time.Millisecond || tr.Waits[0].Answer != "approve" || tr.Waits[0].Open {
 		t.Errorf("waits %+v", tr.Waits)
 	}
 	var codes []string
