@@ -60,8 +60,8 @@ func sampleEvents() []event.Event {
 		at(2480, event.Event{Type: event.Result, Round: 2, CallID: "c5", Name: "exec", Status: "ok", Content: "build ok", Duration: 47}),
 		at(2481, event.Event{Type: event.PauseResolved, CallID: "c5", Name: "exec", Status: "approve", Content: "build ok"}),
 		// Settlement, then the forced final round.
-		at(2434, event.Event{Type: event.Warning, Round: 2, Code: event.WarnSettlement, Content: "exploration budget spent; settling"}),
-		at(2440, event.Event{Type: event.RoundStarted, Round: 3, Phase: llm.PhaseSettle}),
+		at(2482, event.Event{Type: event.Warning, Round: 2, Code: event.WarnSettlement, Content: "exploration budget spent; settling"}),
+		at(2490, event.Event{Type: event.RoundStarted, Round: 3, Phase: llm.PhaseSettle}),
 		at(2700, event.Event{Type: event.ItemAdded, Round: 3, Item: assistant()}),
 		at(2701, event.Event{Type: event.RoundCompleted, Round: 3, Phase: llm.PhaseSettle, Role: event.RoleNarration, Code: "tool_calls"}),
 		at(2701, event.Event{Type: event.Usage, Round: 3, Usage: cum(4100, 190), Cost: 0.007}),
