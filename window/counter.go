@@ -60,12 +60,17 @@ func Encoding(name string) Counter {
 	if name == Heuristic {
 		return heuristic{}
 	}
-	return &bpe{name: name}
+	v, ok := encodings.Load(name)
+	if !ok {
+		v, _ = encodings.LoadOrStore(name, &loaded{})
+	}
+	return &bpe{name: name, l: v.(*loaded)}
 }
 
 // bpe counts with a tiktoken encoding, loaded once per process.
 type bpe struct {
 	name string
+	l    *loaded
 }
 
 var encodings sync.Map // name -> *loaded
@@ -78,8 +83,7 @@ type loaded struct {
 var setLoader sync.Once
 
 func (b *bpe) enc() *tiktoken.Tiktoken {
-	v, _ := encodings.LoadOrStore(b.name, &loaded{})
-	l := v.(*loaded)
+	l := b.l
 	l.once.Do(func() {
 		// The default loader downloads the encoding files; the offline
 		// loader reads the copies compiled into the binary, so counting
