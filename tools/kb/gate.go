@@ -1,0 +1,29 @@
+package kb
+
+import (
+	"context"
+	"errors"
+
+	"github.com/reinhq/rein/tool"
+)
+
+// Gate computes has_kb for a turn attaching kbs: on when every one of them
+// is in the index. A base that is missing, or an index that cannot be
+// read, is an error, so the gate fails closed and rag and kb_files are not
+// mounted.
+func Gate(idx Index, kbs []string) tool.Gate {
+	return func(ctx context.Context) (bool, error) {
+		if len(kbs) == 0 {
+			return false, nil
+		}
+		if idx == nil {
+			return false, errors.New("no store to read knowledge bases from")
+		}
+		for _, name := range kbs {
+			if _, err := idx.KB(ctx, name); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+}
