@@ -1,0 +1,161 @@
+// Package memory is the user's durable memory as tools (DESIGN §7.3):
+// read_memory lists what was saved, write_memory adds an entry or edits one
+// by id, and duplicates are reported as already saved rather than stored
+// twice. read_memory is mounted only when the memory is non-empty (Gate).
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/tool"
+)
+
+// Store is the memory the tools use; *store.Store is one.
+type Store interface {
+	Memories(ctx context.Context) ([]store.Memory, error)
+	MemoryCount(ctx context.Context) (int, error)
+	AddMemory(ctx context.Context, text string) (store.Memory, bool, error)
+	EditMemory(ctx context.Context, id, text string) (store.Memory, error)
+}
+
+// Tool names.
+const (
+	ReadName  = "read_memory"
+	WriteName = "write_memory"
+)
+
+// Key is the resource key of the memory: reads and writes of one round run
+// in call order.
+const Key = "memory"
+
+// MaxText is the longest entry accepted; entries are meant to be one
+// preference or fact (about 240 characters is advised).
+const MaxText = 1000
+
+type readInput struct{}
+
+// Read returns the read_memory tool.
+func Read(st Store) tool.Tool {
+	return tool.New(ReadName,
+		"Read the user's saved memory: preferences and facts kept across conversations, each with its id (m1, m2, …).",
+		func(ctx context.Context, _ readInput) (tool.Output, error) { return read(ctx, st) },
+		tool.WithAccess(tool.ReadOnly),
+		tool.WithKeys(func(readInput) tool.Keys { return tool.Keys{Reads: []string{Key}} }))
+}
+
+func read(ctx context.Context, st Store) (tool.Output, error) {
+	ms, err := st.Memories(ctx)
+	if err != nil {
+		return tool.Output{}, err
+	}
+	if len(ms) == 0 {
+		return tool.Text("the memory is empty"), nil
+	}
+	return tool.Text(Format(ms)), nil
+}
+
+// Format lists entries one a line as "[id] text".
+func Format(ms []store.Memory) string {
+	var b strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&b, "[%s] %s\n", m.ID, oneLine(m.Text))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+type writeInput struct {
+	Op       string `json:"op" jsonschema:"add a new entry, or edit the entry target_id"`
+	Text     string `json:"text" jsonschema:"the preference or fact, one short sentence (about 240 characters at most)"`
+	TargetID string `json:"target_id,omitempty" jsonschema:"the id of the entry to edit, such as m3 (op edit)"`
+	Reason   string `json:"reason,omitempty" jsonschema:"why it is worth remembering"`
+}
+
+// Write returns the write_memory tool.
+func Write(st Store) tool.Tool {
+	return tool.New(WriteName,
+		"Save an explicit, lasting user preference or fact to the memory (op add), or correct a saved one by id (op edit). "+
+			"Save only what the user would want remembered in later conversations; never secrets.",
+		func(ctx context.Context, in writeInput) (tool.Output, error) { return write(ctx, st, in) },
+		tool.WithAccess(tool.Mutating),
+		tool.WithKeys(func(writeInput) tool.Keys { return tool.Keys{Writes: []string{Key}} }))
+}
+
+func write(ctx context.Context, st Store, in writeInput) (tool.Output, error) {
+	text := strings.TrimSpace(in.Text)
+	switch {
+	case text == "":
+		return failed("text is empty; write the preference or fact to remember")
+	case utf8.RuneCountInString(text) > MaxText:
+		return failed(fmt.Sprintf("text has %d characters; keep an entry under %d (about 240 is best): one preference or fact", utf8.RuneCountInString(text), MaxText))
+	}
+	switch in.Op {
+	case "add":
+		if in.TargetID != "" {
+			return failed(`target_id is for op "edit"; to add, leave it out`)
+		}
+		m, dup, err := st.AddMemory(ctx, text)
+		if err != nil {
+			return tool.Output{}, err
+		}
+		if dup {
+			return tool.Textf("already saved as [%s] %s; nothing changed", m.ID, oneLine(m.Text)), nil
+		}
+		return tool.Textf("saved as [%s]", m.ID), nil
+	case "edit":
+		if in.TargetID == "" {
+			return failed(`op "edit" needs target_id, the id of the entry (read_memory lists them)`)
+		}
+		m, err := st.EditMemory(ctx, in.TargetID, text)
+		switch {
+		case errors.Is(err, store.ErrDuplicate):
+			return tool.Textf("not changed: %v", err), nil
+		case errors.Is(err, store.ErrNotFound):
+			return failed(fmt.Sprintf("no memory entry %q; read_memory lists the ids", in.TargetID))
+		case err != nil:
+			return tool.Output{}, err
+		}
+		return tool.Textf("[%s] now says: %s", m.ID, oneLine(m.Text)), nil
+	default:
+		return failed(fmt.Sprintf(`op %q: use "add" or "edit"`, in.Op))
+	}
+}
+
+// Gate computes has_memory: on when the memory holds an entry. A store
+// that cannot be read is an error, so the gate fails closed.
+func Gate(st Store) tool.Gate {
+	return func(ctx context.Context) (bool, error) {
+		if st == nil {
+			return false, errors.New("no memory store")
+		}
+		n, err := st.MemoryCount(ctx)
+		return n > 0, err
+	}
+}
+
+// Prompt is the memory block of the system prompt: the entries, up to max
+// characters, then how many more there are. It is empty when the memory is.
+func Prompt(ms []store.Memory, max int) string {
+	if len(ms) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("What the user asked you to remember (read_memory lists it, write_memory changes it):\n")
+	for i, m := range ms {
+		line := fmt.Sprintf("- [%s] %s\n", m.ID, oneLine(m.Text))
+		if b.Len()+len(line) > max {
+			fmt.Fprintf(&b, "- … %d more; call read_memory\n", len(ms)-i)
+			break
+		}
+		b.WriteString(line)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func failed(msg string) (tool.Output, error) { return tool.Output{Text: msg, Failed: true}, nil }

@@ -1,0 +1,143 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/tool"
+)
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func run(t *testing.T, tl tool.Tool, args string) tool.Output {
+	t.Helper()
+	out, err := tl.Run(context.Background(), tool.Call{Args: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("%s(%s): %v", tl.Spec().Name, args, err)
+	}
+	return out
+}
+
+func TestWriteAndReadMemory(t *testing.T) {
+	st := openStore(t)
+	w, r := Write(st), Read(st)
+	steps := []struct {
+		args   string
+		want   string
+		failed bool
+	}{
+		{`{"op":"add","text":"Prefers answers in French."}`, "saved as [m1]", false},
+		{`{"op":"add","text":"prefers answers in french"}`, "already saved as [m1] Prefers answers in French.", false},
+		{`{"op":"add","text":"Uses Go 1.26."}`, "saved as [m2]", false},
+		{`{"op":"edit","target_id":"m2","text":"Uses Go 1.27."}`, "[m2] now says: Uses Go 1.27.", false},
+		{`{"op":"edit","target_id":"m2","text":"Prefers answers in French"}`, "not changed", false},
+		{`{"op":"edit","target_id":"m9","text":"x"}`, `no memory entry "m9"`, true},
+		{`{"op":"edit","text":"x"}`, "needs target_id", true},
+		{`{"op":"add","target_id":"m1","text":"x"}`, "target_id is for", true},
+		{`{"op":"remove","text":"x"}`, `op "remove"`, true},
+		{`{"op":"add","text":"   "}`, "text is empty", true},
+		{`{"op":"add","text":"` + strings.Repeat("x", MaxText+1) + `"}`, "keep an entry under", true},
+	}
+	for _, s := range steps {
+		out := run(t, w, s.args)
+		if out.Failed != s.failed || !strings.Contains(out.Text, s.want) {
+			t.Errorf("write_memory %.60s = %+v, want failed=%v and %q", s.args, out, s.failed, s.want)
+		}
+	}
+	out := run(t, r, `{}`)
+	if out.Text != "[m1] Prefers answers in French.\n[m2] Uses Go 1.27." {
+		t.Fatalf("read_memory = %q", out.Text)
+	}
+	// Keys: reads and writes of the memory are ordered against each other.
+	if k := tool.KeysOf(w, json.RawMessage(`{"op":"add","text":"x"}`)); len(k.Writes) != 1 || k.Writes[0] != Key {
+		t.Fatalf("write keys = %+v", k)
+	}
+	if k := tool.KeysOf(r, json.RawMessage(`{}`)); len(k.Reads) != 1 || k.Reads[0] != Key {
+		t.Fatalf("read keys = %+v", k)
+	}
+}
+
+func TestGateFromTheStore(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	compose := func() (*tool.Set, *tool.Report) {
+		return tool.Compose(ctx, tool.Composition{
+			Registry: tool.NewSet(Read(st), Write(st)),
+			Gates:    map[tool.Flag]tool.Gate{tool.HasMemory: Gate(st)},
+			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+	}
+	names := func(s *tool.Set) string { return strings.Join(s.Names(), ",") }
+	if set, _ := compose(); names(set) != WriteName {
+		t.Fatalf("empty memory mounts %s, want only write_memory", names(set))
+	}
+	if _, _, err := st.AddMemory(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if set, _ := compose(); names(set) != ReadName+","+WriteName {
+		t.Fatalf("non-empty memory mounts %s", names(set))
+	}
+	st.Close()
+	set, rep := compose()
+	if _, ok := set.Get(ReadName); ok {
+		t.Fatal("read_memory mounted after a store error")
+	}
+	var flag tool.FlagValue
+	for _, f := range rep.Flags {
+		if f.Flag == tool.HasMemory {
+			flag = f
+		}
+	}
+	if flag.On || flag.Err == "" {
+		t.Fatalf("has_memory = %+v, want an error", flag)
+	}
+	if on, err := Gate(nil)(ctx); on || err == nil {
+		t.Fatalf("nil store gate = %v, %v", on, err)
+	}
+	// The tools report store errors as errors.
+	if _, err := Read(st).Run(ctx, tool.Call{Args: json.RawMessage(`{}`)}); err == nil {
+		t.Fatal("no error from a closed store")
+	}
+}
+
+func TestPrompt(t *testing.T) {
+	ms := []store.Memory{{ID: "m1", Text: "a\nb"}, {ID: "m2", Text: strings.Repeat("c", 50)}, {ID: "m3", Text: "d"}}
+	tests := []struct {
+		max  int
+		want []string
+		not  []string
+	}{
+		{1000, []string{"- [m1] a b", "- [m3] d"}, []string{"more"}},
+		{120, []string{"- [m1] a b", "- … 2 more; call read_memory"}, []string{"[m2]"}},
+	}
+	for _, tc := range tests {
+		got := Prompt(ms, tc.max)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("Prompt(max %d) lacks %q:\n%s", tc.max, w, got)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(got, w) {
+				t.Errorf("Prompt(max %d) has %q:\n%s", tc.max, w, got)
+			}
+		}
+	}
+	if Prompt(nil, 100) != "" {
+		t.Fatal("empty memory gives a block")
+	}
+}
