@@ -124,6 +124,18 @@ func (m *MockServer) Gate() {
 	m.mu.Unlock()
 }
 
+// Ungate ends gated mode: the chunks waiting and all later ones go at once.
+// Call it instead of further Releases when a timing test is done, so that
+// the handler can finish.
+func (m *MockServer) Ungate() {
+	m.mu.Lock()
+	if m.gate != nil {
+		close(m.gate)
+		m.gate = nil
+	}
+	m.mu.Unlock()
+}
+
 // Release lets one gated chunk go.
 func (m *MockServer) Release() { m.gate <- struct{}{} }
 
@@ -132,6 +144,16 @@ func (m *MockServer) Requests() []Captured {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]Captured(nil), m.captured...)
+}
+
+// ForgetRequests drops the requests captured so far, so that a long
+// benchmark does not hold every body it sent. Invariants are still checked
+// on each request as it arrives.
+func (m *MockServer) ForgetRequests() {
+	m.mu.Lock()
+	clear(m.captured)
+	m.captured = m.captured[:0]
+	m.mu.Unlock()
 }
 
 // Push appends rounds to the script.
@@ -190,6 +212,9 @@ func (m *MockServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
+	// The headers go at once, as a real server's do: in gated mode the
+	// client has its response before the first chunk is released.
+	http.NewResponseController(w).Flush()
 	if m.responses {
 		m.streamResponses(out, round)
 	} else {
