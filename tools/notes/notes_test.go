@@ -1,0 +1,228 @@
+package notes
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tools/kb"
+)
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func item(turn, id string, role llm.Role, origin llm.Origin, text string, calls ...llm.Call) llm.Item {
+	it := llm.Item{ID: id, TurnID: turn, Role: role, Origin: origin}
+	if text != "" {
+		it.Parts = append(it.Parts, llm.Part{Kind: llm.PartText, Text: text})
+	}
+	for i := range calls {
+		it.Parts = append(it.Parts, llm.Part{Kind: llm.PartCall, Call: &calls[i]})
+	}
+	return it
+}
+
+// conversation records four turns in a new thread and returns its id.
+func conversation(t *testing.T, st *store.Store) string {
+	t.Helper()
+	ctx := context.Background()
+	th, err := st.CreateThread(ctx, store.Thread{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := llm.Call{ID: "c1", Name: "rag", Args: `{}`}
+	items := []llm.Item{
+		item("t1", "i1", llm.RoleUser, llm.OriginInput, "first question"),
+		item("t1", "i2", llm.RoleAssistant, "", "first answer"),
+		item("t2", "i3", llm.RoleUser, llm.OriginInput, "second question\n\n"+kb.SeedHeader+"\n\n## docs\nseeded passage"),
+		item("t2", "i4", llm.RoleAssistant, "", "let me look", call),
+		{ID: "i5", TurnID: "t2", Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.PartResult, Result: &llm.Result{CallID: "c1", Name: "rag", Content: "tool output"}}}},
+		item("t2", "i6", llm.RoleUser, llm.OriginDirective, "settle now"),
+		item("t2", "i7", llm.RoleAssistant, "", "second answer"),
+		item("t3", "i8", llm.RoleUser, llm.OriginInput, "third question"),
+		item("t3", "i9", llm.RoleAssistant, "", "third answer"),
+		item("t4", "i10", llm.RoleUser, llm.OriginInput, "fourth question"),
+	}
+	for _, it := range items {
+		if err := st.Record(ctx, th.ID, it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return th.ID
+}
+
+func run(t *testing.T, tl tool.Tool, thread, args string) tool.Output {
+	t.Helper()
+	out, err := tl.Run(context.Background(), tool.Call{ThreadID: thread, Args: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("%s(%s): %v", tl.Spec().Name, args, err)
+	}
+	return out
+}
+
+func TestWriteNoteAppendsAndEdits(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	nb, err := st.CreateNotebook(ctx, "research")
+	if err != nil {
+		t.Fatal(err)
+	}
+	thread := conversation(t, st)
+	nbs, _ := st.Notebooks(ctx)
+	w := Write(st, nbs, st.Items)
+	id := nb.ID
+	steps := []struct {
+		args   string
+		want   string
+		failed bool
+	}{
+		{`{"mode":"append","notebook_id":"` + id + `","title":"Findings","content":"Backoff doubles.","note":"check later"}`, "appended [r1] to " + id + " with the last 3 turns", false},
+		{`{"mode":"append","notebook_id":"` + id + `","title":"Bare","turns_to_include":"0"}`, "appended [r2]", false},
+		{`{"mode":"append","notebook_id":"` + id + `","content":"all","turns_to_include":"all"}`, "with the last 4 turns", false},
+		{`{"mode":"edit","notebook_id":"` + id + `","record_id":"r2","content":"filled in"}`, "edited [r2]", false},
+		{`{"mode":"edit","notebook_id":"` + id + `","record_id":"r9","content":"x"}`, `no record "r9"`, true},
+		{`{"mode":"edit","notebook_id":"` + id + `","record_id":"r2"}`, "nothing to change", true},
+		{`{"mode":"edit","notebook_id":"` + id + `","content":"x"}`, "needs record_id", true},
+		{`{"mode":"append","notebook_id":"` + id + `","record_id":"r1","content":"x"}`, "record_id is for", true},
+		{`{"mode":"append","notebook_id":"nb_nope","content":"x"}`, `no notebook "nb_nope"`, true},
+		{`{"mode":"append","notebook_id":"` + id + `","content":"x","turns_to_include":"-2"}`, "turns_to_include", true},
+		{`{"mode":"append","notebook_id":"` + id + `","turns_to_include":"0"}`, "nothing to write", true},
+		{`{"mode":"delete","notebook_id":"` + id + `"}`, `mode "delete"`, true},
+		{`{"mode":"append"}`, "notebook_id is empty", true},
+		{`{"mode":"append","notebook_id":"x","bogus":1}`, "invalid arguments", true},
+	}
+	for _, s := range steps {
+		out := run(t, w, thread, s.args)
+		if out.Failed != s.failed || !strings.Contains(out.Text, s.want) {
+			t.Errorf("write_note %s = %+v, want failed=%v and %q", s.args, out, s.failed, s.want)
+		}
+	}
+	ns, err := st.Notes(ctx, id)
+	if err != nil || len(ns) != 3 {
+		t.Fatalf("notes = %+v, %v", ns, err)
+	}
+	r1 := ns[0].Content
+	for _, want := range []string{"Backoff doubles.\n\nNote: check later", "User: second question\n", "Assistant: second answer", "User: fourth question"} {
+		if !strings.Contains(r1, want) {
+			t.Errorf("r1 lacks %q:\n%s", want, r1)
+		}
+	}
+	for _, not := range []string{"first question", "seeded passage", "let me look", "tool output", "settle now"} {
+		if strings.Contains(r1, not) {
+			t.Errorf("r1 has %q:\n%s", not, r1)
+		}
+	}
+	if ns[0].Thread != thread || ns[1].Content != "filled in" || !strings.Contains(ns[2].Content, "first question") {
+		t.Fatalf("notes = %+v", ns)
+	}
+	// The notebook is the write's key.
+	if k := tool.KeysOf(w, json.RawMessage(`{"mode":"append","notebook_id":"`+id+`"}`)); len(k.Writes) != 2 || k.Writes[0] != "notebook:"+id {
+		t.Fatalf("keys = %+v", k)
+	}
+}
+
+func TestListNotebook(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	a, _ := st.CreateNotebook(ctx, "alpha")
+	b, _ := st.CreateNotebook(ctx, "beta")
+	if _, err := st.AddNote(ctx, store.Note{Notebook: a.ID, Title: "T", Content: strings.Repeat("long ", 300)}); err != nil {
+		t.Fatal(err)
+	}
+	nbs, _ := st.Notebooks(ctx)
+	l := List(st, nbs)
+	tests := []struct {
+		args   string
+		want   []string
+		failed bool
+	}{
+		{`{}`, []string{a.ID + " = alpha (1 records)", b.ID + " = beta (0 records)"}, false},
+		{`{"notebook_id":"` + a.ID + `"}`, []string{"1 records in " + a.ID, "[r1] T (", "…"}, false},
+		{`{"notebook_id":"` + b.ID + `"}`, []string{"has no records yet"}, false},
+		{`{"notebook_id":"nb_x"}`, []string{`no notebook "nb_x"`}, true},
+	}
+	for _, tc := range tests {
+		out := run(t, l, "", tc.args)
+		if out.Failed != tc.failed {
+			t.Errorf("list_notebook %s = %+v", tc.args, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.Text, w) {
+				t.Errorf("list_notebook %s lacks %q:\n%s", tc.args, w, out.Text)
+			}
+		}
+	}
+	var schema struct {
+		Properties map[string]map[string]any
+	}
+	json.Unmarshal(l.Spec().Schema, &schema)
+	if enum, _ := schema.Properties["notebook_id"]["enum"].([]any); len(enum) != 2 {
+		t.Fatalf("notebook_id enum = %v", schema.Properties["notebook_id"])
+	}
+	if !strings.Contains(l.Spec().Description, "Available: "+a.ID+" = alpha") {
+		t.Fatalf("description = %s", l.Spec().Description)
+	}
+	if _, err := tool.NewValidator(l.Spec()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGateFromTheStore(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	compose := func() (*tool.Set, *tool.Report) {
+		nbs, _ := st.Notebooks(ctx)
+		return tool.Compose(ctx, tool.Composition{
+			Registry: tool.NewSet(List(st, nbs), Write(st, nbs, st.Items)),
+			Gates:    map[tool.Flag]tool.Gate{tool.HasNotebooks: Gate(st)},
+			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+	}
+	if set, _ := compose(); set.Len() != 0 {
+		t.Fatalf("no notebooks mounts %v", set.Names())
+	}
+	if _, err := st.CreateNotebook(ctx, "n"); err != nil {
+		t.Fatal(err)
+	}
+	if set, _ := compose(); strings.Join(set.Names(), ",") != ListName+","+WriteName {
+		t.Fatalf("a notebook mounts %v", set.Names())
+	}
+	st.Close()
+	set, rep := compose()
+	if set.Len() != 0 {
+		t.Fatalf("mounted after a store error: %v", set.Names())
+	}
+	for _, f := range rep.Flags {
+		if f.Flag == tool.HasNotebooks && f.Err == "" {
+			t.Fatalf("has_notebooks = %+v, want an error", f)
+		}
+	}
+}
+
+func TestPromptListsAtMost30(t *testing.T) {
+	var nbs []store.Notebook
+	for i := range 33 {
+		nbs = append(nbs, store.Notebook{ID: "nb_" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Name: "n"})
+	}
+	p := Prompt(nbs)
+	if strings.Count(p, "\n- ") != PromptEntries || !strings.HasSuffix(p, "+3 more; call list_notebook") {
+		t.Fatalf("prompt:\n%s", p)
+	}
+	if Prompt(nil) != "" {
+		t.Fatal("a block without notebooks")
+	}
+}
