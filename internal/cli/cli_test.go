@@ -13,11 +13,17 @@ import (
 	"github.com/reinhq/rein/sandbox"
 )
 
-// clearKeys makes the environment look like a machine with no provider.
+// clearKeys makes the environment look like a fresh machine with no
+// provider: no keys, and config, data and home in temporary directories,
+// so a developer's own config or store never changes what a test sees.
 func clearKeys(t *testing.T) {
-	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "DEEPSEEK_BASE_URL"} {
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "DEEPSEEK_BASE_URL", "REIN_DB"} {
 		t.Setenv(k, "")
 	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
 }
 
 func runMain(t *testing.T, ctx context.Context, args ...string) (int, string, string) {

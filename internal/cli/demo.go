@@ -55,11 +55,11 @@ func newDemoCmd() *cobra.Command {
 			case err != nil:
 				return usageError(err)
 			default:
-				m, err := provider.Open(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
+				r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
 				if err != nil {
 					return usageError(err)
 				}
-				s.spec, s.model = spec, m
+				s.spec, s.model, s.caps = spec, r.Model, &r.Caps
 				s.header = append(s.header, "rein demo — model "+spec.String())
 			}
 			s.header = append(s.header, "workspace: "+dir, "")

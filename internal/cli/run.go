@@ -40,7 +40,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			model, err := provider.Open(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
+			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
 			if err != nil {
 				return usageError(err)
 			}
@@ -48,7 +48,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return runTurn(cmd, turnSetup{flags: &f, spec: spec, model: model, dir: dir, prompt: prompt, thread: thread})
+			return runTurn(cmd, turnSetup{flags: &f, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: prompt, thread: thread})
 		},
 	}
 	f.register(cmd)
@@ -80,6 +80,33 @@ type turnSetup struct {
 	// persist is the store and thread already opened (rein answer); nil
 	// opens them from the flags.
 	persist *persisted
+	// caps are the model's capabilities, when a real provider runs it:
+	// its price (the cost budget) and its context window (the guard).
+	caps *provider.Capabilities
+}
+
+// applyCaps sets the price and the context window of a real model.
+func applyCaps(o *loop.Options, s *turnSetup) error {
+	if s.caps == nil || s.spec.Provider == "scripted" {
+		return nil
+	}
+	o.Price = s.caps.LoopPrice()
+	if s.flags.maxCost > 0 && o.Price == (loop.Price{}) {
+		return fmt.Errorf("--max-cost needs a price for %s; set one in the config file (rein models shows what is known)", s.spec)
+	}
+	caps := *s.caps
+	// Reserve what a call may really produce, not the model's maximum.
+	if o.MaxOutputTokens > 0 {
+		caps.MaxOutput = o.MaxOutputTokens
+	} else if caps.MaxOutput > 16_384 {
+		caps.MaxOutput = 16_384
+	}
+	w, err := windowFor(s.spec, caps)
+	if err != nil {
+		return fmt.Errorf("context window for %s: %w", s.spec, err)
+	}
+	o.Window = w
+	return nil
 }
 
 // runTurn runs one turn and reports it as text or JSON Lines, returning an
@@ -97,6 +124,9 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	o.ModelName = s.spec.Model
 	if s.spec.Provider == "scripted" {
 		o.ModelName = ""
+	}
+	if err := applyCaps(&o, &s); err != nil {
+		return usageError(err)
 	}
 	if s.tools != nil {
 		o.Tools = tool.NewSet(s.tools...)
