@@ -42,10 +42,11 @@ func newChatCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			model, err := provider.Open(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
+			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
 			if err != nil {
 				return usageError(err)
 			}
+			model := r.Model
 			dir, err := f.workspaceDir()
 			if err != nil {
 				return usageError(err)
@@ -61,6 +62,9 @@ func newChatCmd() *cobra.Command {
 			o.ModelName = spec.Model
 			if spec.Provider == "scripted" {
 				o.ModelName = ""
+			}
+			if err := applyCaps(&o, &turnSetup{flags: &f, spec: spec, caps: &r.Caps}); err != nil {
+				return usageError(err)
 			}
 			f.tools.approval = f.approval
 			set, _, capability, err := composeTools(cmd.Context(), ws, &f.tools, cmd.ErrOrStderr())
