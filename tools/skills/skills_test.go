@@ -96,7 +96,7 @@ func TestReadSkill(t *testing.T) {
 		{`{"name":"release","file":"scripts/tag.sh"}`, "git tag", false},
 		{`{"name":"review"}`, "Read the diff.", false},
 		{`{"name":"nope"}`, `no skill "nope"; skills: release, review`, true},
-		{`{"name":"release","file":"missing.md"}`, `has no file "missing.md"; files: checklist.md`, true},
+		{`{"name":"release","file":"missing.md"}`, `has no file "missing.md"; files: SKILL.md, checklist.md`, true},
 		{`{"name":"release","file":"../../secret.txt"}`, "outside the skill", true},
 		{`{"name":"release","file":"/etc/passwd"}`, "outside the skill", true},
 		{`{"name":"release","file":"link.txt"}`, "cannot read", true},
