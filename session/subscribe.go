@@ -131,6 +131,10 @@ func detach(e event.Event) event.Event {
 		p := *e.Pause
 		e.Pause = &p
 	}
+	if e.Context != nil {
+		c := *e.Context
+		e.Context = &c
+	}
 	if e.Turn != nil {
 		t := *e.Turn
 		e.Turn = &t

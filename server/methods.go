@@ -1,0 +1,265 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/session"
+)
+
+// Limits of thread/list.
+const (
+	defaultListLimit = 50
+	maxListLimit     = 500
+)
+
+// decode reads a method's params; absent params decode as the zero value.
+func decode[T any](raw json.RawMessage) (T, error) {
+	var v T
+	if len(raw) == 0 || string(raw) == "null" {
+		return v, nil
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, invalidParams("the params do not decode: %v", err)
+	}
+	return v, nil
+}
+
+// need reports the first empty required field.
+func need(fields ...string) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i+1] == "" {
+			return invalidParams("%s is required", fields[i])
+		}
+	}
+	return nil
+}
+
+func (c *conn) initialize(_ context.Context, raw json.RawMessage) (any, error) {
+	if _, err := decode[InitializeParams](raw); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.initialized {
+		return nil, &Error{Code: CodeInvalidRequest, Message: "already initialized", Data: &ErrorData{Kind: "alreadyInitialized"}}
+	}
+	c.initialized = true
+	return InitializeResult{ServerInfo: ServerInfo{Name: c.s.c.Name, Version: c.s.c.Version}, ProtocolVersion: ProtocolVersion}, nil
+}
+
+func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error) {
+	p, err := decode[ThreadStartParams](raw)
+	if err != nil {
+		return nil, err
+	}
+	cfg := session.ThreadConfig{
+		Workspace: p.Workspace, Model: p.Model, Instructions: p.Instructions,
+		EnableTools: p.EnableTools, DisableTools: p.DisableTools,
+		Approval: p.Approval, Sandbox: p.Sandbox, MaxRounds: p.MaxRounds,
+	}
+	if check := c.s.c.CheckThread; check != nil {
+		if err := check(cfg); err != nil {
+			return nil, invalidParams("%v", err)
+		}
+	}
+	th, err := c.s.c.Sessions.CreateThread(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.watch(ctx, th.ID); err != nil {
+		return nil, err
+	}
+	return ThreadResult{Thread: wireThread(th)}, nil
+}
+
+func (c *conn) threadResume(ctx context.Context, raw json.RawMessage) (any, error) {
+	p, err := decode[ThreadResumeParams](raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := need("threadId", p.ThreadID); err != nil {
+		return nil, err
+	}
+	th, err := c.s.c.Sessions.ResumeThread(ctx, p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.watch(ctx, th.ID); err != nil {
+		return nil, err
+	}
+	return ThreadResult{Thread: wireThread(th)}, nil
+}
+
+func (c *conn) threadList(ctx context.Context, raw json.RawMessage) (any, error) {
+	p, err := decode[ThreadListParams](raw)
+	if err != nil {
+		return nil, err
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = defaultListLimit
+	}
+	limit = min(limit, maxListLimit)
+	ths, next, err := c.s.c.Sessions.ListThreads(ctx, limit, p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	out := ThreadListResult{Threads: make([]Thread, 0, len(ths)), NextCursor: next}
+	for _, th := range ths {
+		out.Threads = append(out.Threads, wireThread(th))
+	}
+	return out, nil
+}
+
+func (c *conn) threadRead(ctx context.Context, raw json.RawMessage) (any, error) {
+	p, err := decode[ThreadReadParams](raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := need("threadId", p.ThreadID); err != nil {
+		return nil, err
+	}
+	snap, err := c.s.c.Sessions.ReadThread(ctx, p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	out := ThreadReadResult{Thread: wireThread(snap.Thread), Turns: make([]Turn, 0, len(snap.Turns)), Items: make([]Item, 0, len(snap.Items))}
+	for i := range snap.Turns {
+		out.Turns = append(out.Turns, wireTurn(&snap.Turns[i]))
+	}
+	for i := range snap.Items {
+		out.Items = append(out.Items, wireItem(&snap.Items[i]))
+	}
+	return out, nil
+}
+
+// input converts the parts of a user's input to one user item.
+func input(parts []InputPart) (llm.Item, error) {
+	if len(parts) == 0 {
+		return llm.Item{}, invalidParams("input is empty; send at least one part")
+	}
+	it := llm.Item{Role: llm.RoleUser}
+	for i, p := range parts {
+		if p.Type != "text" {
+			return llm.Item{}, invalidParams("input[%d] has type %q; the supported type is text", i, p.Type)
+		}
+		it.Parts = append(it.Parts, llm.Part{Kind: llm.PartText, Text: p.Text})
+	}
+	return it, nil
+}
+
+func (c *conn) turnStart(ctx context.Context, raw json.RawMessage) (any, error) {
+	p, err := decode[TurnStartParams](raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := need("threadId", p.ThreadID); err != nil {
+		return nil, err
+	}
+	in, err := input(p.Input)
+	if err != nil {
+		return nil, err
+	}
+	// Watch first, so that the connection sees turn/started.
+	if err := c.watch(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
+	t, err := c.s.c.Sessions.Start(ctx, p.ThreadID, in)
+	if err != nil {
+		return nil, err
+	}
+	return TurnStartResult{Turn: wireTurn(&t)}, nil
+}
+
+func (c *conn) turnSteer(ctx context.Context, raw json.RawMessage) (any, error) {
+	p, err := decode[TurnSteerParams](raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := need("threadId", p.ThreadID, "expectedTurnId", p.ExpectedTurnID); err != nil {
+		return nil, err
+	}
+	in, err := input(p.Input)
+	if err != nil {
+		return nil, err
+	}
+	id, err := c.s.c.Sessions.Steer(ctx, p.ThreadID, p.ExpectedTurnID, in)
+	if err != nil {
+		return nil, err
+	}
+	return TurnSteerResult{TurnID: p.ExpectedTurnID, ItemID: id}, nil
+}
+
+func (c *conn) turnInterrupt(ctx context.Context, raw json.RawMessage) (any, error) {
+	p, err := decode[TurnInterruptParams](raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := need("threadId", p.ThreadID, "turnId", p.TurnID); err != nil {
+		return nil, err
+	}
+	return EmptyResult{}, c.s.c.Sessions.Interrupt(ctx, p.ThreadID, p.TurnID)
+}
+
+func (c *conn) pauseAnswer(ctx context.Context, raw json.RawMessage) (any, error) {
+	p, err := decode[PauseAnswerParams](raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := need("threadId", p.ThreadID, "turnId", p.TurnID, "callId", p.CallID); err != nil {
+		return nil, err
+	}
+	a := loop.Answer{TurnID: p.TurnID, CallID: p.CallID, Text: p.Text}
+	for _, qa := range p.Answers {
+		a.Answers = append(a.Answers, loop.QuestionAnswer{QuestionID: qa.QuestionID, Text: qa.Text})
+	}
+	if err := c.watch(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
+	return EmptyResult{}, c.s.c.Sessions.Answer(ctx, p.ThreadID, a)
+}
+
+func (c *conn) approvalAnswer(ctx context.Context, raw json.RawMessage) (any, error) {
+	p, err := decode[ApprovalAnswerParams](raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := need("threadId", p.ThreadID, "turnId", p.TurnID, "callId", p.CallID); err != nil {
+		return nil, err
+	}
+	var d loop.Decision
+	switch p.Decision {
+	case DecisionApprove:
+		d = loop.Approve
+	case DecisionApproveThread:
+		d = loop.ApproveThread
+	case DecisionDeny:
+		d = loop.Deny
+	default:
+		return nil, invalidParams("decision %q: use approve, approveThread or deny", p.Decision)
+	}
+	if err := c.watch(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
+	return EmptyResult{}, c.s.c.Sessions.Answer(ctx, p.ThreadID, loop.Answer{TurnID: p.TurnID, CallID: p.CallID, Decision: d, Text: p.Text})
+}
+
+func wireThread(th session.Thread) Thread {
+	c := th.Config
+	return Thread{
+		ID: th.ID, Workspace: c.Workspace, Model: c.Model, Instructions: c.Instructions,
+		EnableTools: c.EnableTools, DisableTools: c.DisableTools, Approval: c.Approval, Sandbox: c.Sandbox, MaxRounds: c.MaxRounds,
+		Approved: th.Approved, CreatedAt: th.CreatedAt, UpdatedAt: th.UpdatedAt,
+	}
+}
+
+func wireTurn(t *session.Turn) Turn {
+	return Turn{
+		ID: t.ID, ThreadID: t.ThreadID, Status: string(t.Status), StopReason: t.StopReason, Answer: t.Answer,
+		Rounds: t.Rounds, SettlementRounds: t.SettlementRounds, ToolSteps: t.ToolSteps,
+		Usage: wireUsage(t.Usage), Cost: t.Cost, Error: t.Error,
+	}
+}

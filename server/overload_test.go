@@ -1,0 +1,198 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/llm/scripted"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/session"
+)
+
+// chanTransport is a connection whose client reads only when the test
+// takes from out.
+type chanTransport struct {
+	in   chan []byte
+	out  chan []byte
+	done chan struct{}
+}
+
+func (c *chanTransport) Read(ctx context.Context) ([]byte, error) {
+	select {
+	case m := <-c.in:
+		return m, nil
+	case <-c.done:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *chanTransport) Write(ctx context.Context, m []byte) error {
+	select {
+	case c.out <- m:
+		return nil
+	case <-c.done:
+		return errors.New("closed")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *chanTransport) Close() error {
+	select {
+	case <-c.done:
+	default:
+		close(c.done)
+	}
+	return nil
+}
+
+// eventually polls cond for up to 5 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting until %s", what)
+}
+
+func TestOverloadedWhenTheClientStopsReading(t *testing.T) {
+	model := scripted.New(scripted.Script{Rounds: []scripted.Round{{Text: strings.Repeat("x", 500), Chunk: 1}, {Text: "short"}}})
+	sched, err := session.New(session.Config{Store: session.NewMemStore(), Setup: func(context.Context, session.Thread) (loop.Options, func(), error) {
+		return loop.Options{Model: model}, nil, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sched.Close(context.Background())
+	s, err := New(Config{Sessions: sched, QueueSize: 64, Reserve: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &chanTransport{in: make(chan []byte), out: make(chan []byte), done: make(chan struct{})}
+	c := s.newConn(tr)
+	served := make(chan error, 1)
+	go func() { served <- c.serve(context.Background()) }()
+	defer func() {
+		tr.Close()
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	id := 0
+	send := func(method string, params any) int {
+		id++
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		tr.in <- b
+		return id
+	}
+	type reply struct {
+		ID     int             `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+		Result json.RawMessage `json:"result"`
+		Error  *Error          `json:"error"`
+	}
+	// await reads until the response to id and returns it with the number
+	// of messages read before it.
+	await := func(id int) (reply, int) {
+		for n := 0; ; n++ {
+			var r reply
+			select {
+			case b := <-tr.out:
+				if err := json.Unmarshal(b, &r); err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("no response to %d", id)
+			}
+			if r.Method == "" && r.ID == id {
+				return r, n
+			}
+		}
+	}
+	call := func(method string, params, out any) {
+		t.Helper()
+		r, _ := await(send(method, params))
+		if r.Error != nil {
+			t.Fatalf("%s: %v", method, r.Error)
+		}
+		if out != nil {
+			json.Unmarshal(r.Result, out)
+		}
+	}
+
+	call(MethodInitialize, InitializeParams{}, nil)
+	var th ThreadResult
+	call(MethodThreadStart, ThreadStartParams{}, &th)
+	var started TurnStartResult
+	call(MethodTurnStart, TurnStartParams{ThreadID: th.Thread.ID, Input: []InputPart{{Type: "text", Text: "talk"}}}, &started)
+
+	// The client reads nothing now; the turn goes on regardless.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if got, err := sched.Wait(ctx, th.Thread.ID, started.Turn.ID); err != nil || got.Status != session.TurnCompleted {
+		t.Fatalf("the turn did not complete while the client stopped reading: %v %+v", err, got)
+	}
+	sub := func() *session.Subscription {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.subs[th.Thread.ID]
+	}()
+	eventually(t, "the connection has taken every event", func() bool { return len(sub.Events()) == 0 && c.out.overloaded() })
+
+	qlen := func() int {
+		c.out.mu.Lock()
+		defer c.out.mu.Unlock()
+		return len(c.out.q)
+	}
+	full := qlen()
+	req := send(MethodThreadList, nil)
+	// Read only once the answer is queued: reading makes room.
+	eventually(t, "the answer is queued", func() bool { return qlen() > full })
+	r, before := await(req)
+	if r.Error == nil || r.Error.Code != CodeOverloaded || r.Error.Message != "overloaded, retry" {
+		t.Fatalf("a request to an overloaded connection got %+v, %s", r.Error, r.Result)
+	}
+	// The queue did not grow: at most its size came before the answer (one
+	// of them held by the writer).
+	if before > 64 {
+		t.Errorf("%d messages came before the answer, more than the queue's 64", before)
+	}
+
+	// Once the client has read, requests run again and the next
+	// notification comes after a warning saying how many were dropped.
+	eventually(t, "the queue is empty", func() bool {
+		select {
+		case <-tr.out:
+		default:
+		}
+		return qlen() == 0
+	})
+	call(MethodThreadList, nil, nil)
+	send(MethodTurnStart, TurnStartParams{ThreadID: th.Thread.ID, Input: []InputPart{{Type: "text", Text: "again"}}})
+	for {
+		var r reply
+		json.Unmarshal(<-tr.out, &r)
+		if r.Method == NotifyWarning {
+			var w Warning
+			json.Unmarshal(r.Params, &w)
+			if w.Code != WarnNotificationsDropped || w.Dropped < 400 {
+				t.Errorf("warning %+v, want notifications_dropped with the count", w)
+			}
+			break
+		}
+		if r.Method != "" {
+			t.Fatalf("%s before the warning of the dropped notifications", r.Method)
+		}
+	}
+}

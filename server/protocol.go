@@ -1,0 +1,377 @@
+package server
+
+import (
+	"time"
+
+	"github.com/reinhq/rein/event"
+)
+
+// ProtocolVersion is the version of the protocol this package speaks; it
+// changes when a method or a field changes incompatibly.
+const ProtocolVersion = "1"
+
+// Methods a client calls (DESIGN §9).
+const (
+	MethodInitialize     = "initialize"
+	MethodThreadStart    = "thread/start"
+	MethodThreadResume   = "thread/resume"
+	MethodThreadList     = "thread/list"
+	MethodThreadRead     = "thread/read"
+	MethodTurnStart      = "turn/start"
+	MethodTurnSteer      = "turn/steer"
+	MethodTurnInterrupt  = "turn/interrupt"
+	MethodPauseAnswer    = "pause/answer"
+	MethodApprovalAnswer = "approval/answer"
+)
+
+// Notifications the server sends (DESIGN §9).
+const (
+	NotifyTurnStarted       = "turn/started"
+	NotifyTurnCompleted     = "turn/completed"
+	NotifyItemStarted       = "item/started"
+	NotifyItemDelta         = "item/delta"
+	NotifyItemCompleted     = "item/completed"
+	NotifyPauseRequested    = "pause/requested"
+	NotifyApprovalRequested = "approval/requested"
+	NotifyUsageUpdated      = "usage/updated"
+	NotifyContextUpdated    = "context/updated"
+	NotifyWarning           = "warning"
+)
+
+// ClientInfo names the client.
+type ClientInfo struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// ServerInfo names the server.
+type ServerInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// InitializeParams are the params of initialize, the first request of a
+// connection.
+type InitializeParams struct {
+	ClientInfo ClientInfo `json:"clientInfo"`
+}
+
+// InitializeResult is the result of initialize.
+type InitializeResult struct {
+	ServerInfo      ServerInfo `json:"serverInfo"`
+	ProtocolVersion string     `json:"protocolVersion"`
+}
+
+// ThreadStartParams are the params of thread/start. Empty fields take the
+// server's defaults.
+type ThreadStartParams struct {
+	Workspace    string   `json:"workspace,omitempty" jsonschema:"the directory the file tools may use"`
+	Model        string   `json:"model,omitempty" jsonschema:"PROVIDER:MODEL, such as openai:gpt-5 or anthropic:claude-sonnet-4-5"`
+	Instructions string   `json:"instructions,omitempty" jsonschema:"the system prompt"`
+	EnableTools  []string `json:"enableTools,omitempty" jsonschema:"tools to add to the default set"`
+	DisableTools []string `json:"disableTools,omitempty" jsonschema:"tools to remove from the set"`
+	Approval     string   `json:"approval,omitempty" jsonschema:"never, on-request or untrusted"`
+	Sandbox      string   `json:"sandbox,omitempty" jsonschema:"read-only, workspace-write or full-access"`
+	MaxRounds    int      `json:"maxRounds,omitempty" jsonschema:"the exploration budget in rounds"`
+}
+
+// ThreadResult is the result of thread/start and thread/resume.
+type ThreadResult struct {
+	Thread Thread `json:"thread"`
+}
+
+// ThreadResumeParams are the params of thread/resume.
+type ThreadResumeParams struct {
+	ThreadID string `json:"threadId"`
+}
+
+// ThreadListParams are the params of thread/list.
+type ThreadListParams struct {
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many threads (default 50)"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"the nextCursor of the previous page"`
+}
+
+// ThreadListResult is the result of thread/list, most recently updated
+// first.
+type ThreadListResult struct {
+	Threads    []Thread `json:"threads"`
+	NextCursor string   `json:"nextCursor" jsonschema:"the cursor of the next page; empty on the last page"`
+}
+
+// ThreadReadParams are the params of thread/read.
+type ThreadReadParams struct {
+	ThreadID string `json:"threadId"`
+}
+
+// ThreadReadResult is the result of thread/read: the thread, its turns and
+// its items in history order.
+type ThreadReadResult struct {
+	Thread Thread `json:"thread"`
+	Turns  []Turn `json:"turns"`
+	Items  []Item `json:"items"`
+}
+
+// InputPart is one part of a user's input.
+type InputPart struct {
+	Type string `json:"type" jsonschema:"text"`
+	Text string `json:"text"`
+}
+
+// TurnStartParams are the params of turn/start.
+type TurnStartParams struct {
+	ThreadID string      `json:"threadId"`
+	Input    []InputPart `json:"input"`
+}
+
+// TurnStartResult is the result of turn/start: the turn runs (inProgress)
+// or waits for the running one (queued).
+type TurnStartResult struct {
+	Turn Turn `json:"turn"`
+}
+
+// TurnSteerParams are the params of turn/steer.
+type TurnSteerParams struct {
+	ThreadID       string      `json:"threadId"`
+	ExpectedTurnID string      `json:"expectedTurnId" jsonschema:"the turn the input is meant for; a different active turn is an error"`
+	Input          []InputPart `json:"input"`
+}
+
+// TurnSteerResult is the result of turn/steer: the input is persisted as
+// item itemId of turn turnId.
+type TurnSteerResult struct {
+	TurnID string `json:"turnId"`
+	ItemID string `json:"itemId"`
+}
+
+// TurnInterruptParams are the params of turn/interrupt.
+type TurnInterruptParams struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+}
+
+// EmptyResult is the result of methods that return nothing.
+type EmptyResult struct{}
+
+// PauseAnswerParams are the params of pause/answer: answers by question, or
+// one text for all questions.
+type PauseAnswerParams struct {
+	ThreadID string           `json:"threadId"`
+	TurnID   string           `json:"turnId"`
+	CallID   string           `json:"callId"`
+	Answers  []QuestionAnswer `json:"answers,omitempty"`
+	Text     string           `json:"text,omitempty"`
+}
+
+// QuestionAnswer answers one question of a pause.
+type QuestionAnswer struct {
+	QuestionID string `json:"questionId"`
+	Text       string `json:"text"`
+}
+
+// Decision answers an approval.
+type Decision string
+
+// Approval decisions.
+const (
+	DecisionApprove       Decision = "approve"
+	DecisionApproveThread Decision = "approveThread"
+	DecisionDeny          Decision = "deny"
+)
+
+// ApprovalAnswerParams are the params of approval/answer.
+type ApprovalAnswerParams struct {
+	ThreadID string   `json:"threadId"`
+	TurnID   string   `json:"turnId"`
+	CallID   string   `json:"callId"`
+	Decision Decision `json:"decision" jsonschema:"approve, approveThread (this tool for the rest of the thread) or deny"`
+	Text     string   `json:"text,omitempty" jsonschema:"a reason, passed to the model with a denial"`
+}
+
+// Thread is a thread on the wire.
+type Thread struct {
+	ID           string    `json:"id"`
+	Workspace    string    `json:"workspace,omitempty"`
+	Model        string    `json:"model,omitempty"`
+	Instructions string    `json:"instructions,omitempty"`
+	EnableTools  []string  `json:"enableTools,omitempty"`
+	DisableTools []string  `json:"disableTools,omitempty"`
+	Approval     string    `json:"approval,omitempty"`
+	Sandbox      string    `json:"sandbox,omitempty"`
+	MaxRounds    int       `json:"maxRounds,omitempty"`
+	Approved     []string  `json:"approved,omitempty" jsonschema:"tools approved for the whole thread"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+}
+
+// Turn is a turn on the wire.
+type Turn struct {
+	ID               string  `json:"id"`
+	ThreadID         string  `json:"threadId"`
+	Status           string  `json:"status" jsonschema:"queued, inProgress, paused, completed, interrupted or failed"`
+	StopReason       string  `json:"stopReason,omitempty"`
+	Answer           string  `json:"answer,omitempty"`
+	Rounds           int     `json:"rounds"`
+	SettlementRounds int     `json:"settlementRounds"`
+	ToolSteps        int     `json:"toolSteps"`
+	Usage            Usage   `json:"usage"`
+	Cost             float64 `json:"cost,omitempty"`
+	Error            string  `json:"error,omitempty"`
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens       int64 `json:"inputTokens"`
+	OutputTokens      int64 `json:"outputTokens"`
+	CachedInputTokens int64 `json:"cachedInputTokens,omitempty"`
+	ReasoningTokens   int64 `json:"reasoningTokens,omitempty"`
+}
+
+// Item types.
+const (
+	ItemUserMessage  = "userMessage"
+	ItemAgentMessage = "agentMessage"
+	ItemToolResult   = "toolResult"
+)
+
+// Item is one entry of a thread's history on the wire.
+type Item struct {
+	ID string `json:"id"`
+	// StreamID is the id item/started and item/delta used while the item
+	// was produced, when it differs from ID.
+	StreamID string `json:"streamId,omitempty"`
+	TurnID   string `json:"turnId,omitempty"`
+	Type     string `json:"type" jsonschema:"userMessage, agentMessage or toolResult"`
+	Origin   string `json:"origin,omitempty" jsonschema:"of a userMessage: empty for input, steer, directive (added by the engine) or marker"`
+	Status   string `json:"status" jsonschema:"inProgress or completed"`
+	Text     string `json:"text,omitempty"`
+	Thinking string `json:"thinking,omitempty"`
+	Calls    []Call `json:"calls,omitempty"`
+	// Result is a toolResult's result; while the tool runs it names the
+	// call only.
+	Result *Result `json:"result,omitempty"`
+}
+
+// Call is a tool call of an agentMessage.
+type Call struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Result answers a call.
+type Result struct {
+	CallID  string `json:"callId"`
+	Name    string `json:"name"`
+	Content string `json:"content,omitempty"`
+	Status  string `json:"status,omitempty" jsonschema:"ok, error, aborted, not_run, duplicate or pending"`
+	// Arguments are the call's arguments while the tool runs.
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// TurnNotification is the params of turn/started and turn/completed.
+type TurnNotification struct {
+	ThreadID string `json:"threadId"`
+	Turn     Turn   `json:"turn"`
+}
+
+// ItemNotification is the params of item/started and item/completed.
+type ItemNotification struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+	Item     Item   `json:"item"`
+}
+
+// DeltaKind says what an item/delta adds to.
+type DeltaKind string
+
+// Delta kinds.
+const (
+	DeltaText      DeltaKind = "text"
+	DeltaThinking  DeltaKind = "thinking"
+	DeltaArguments DeltaKind = "arguments"
+)
+
+// ItemDelta is the params of item/delta.
+type ItemDelta struct {
+	ThreadID string    `json:"threadId"`
+	TurnID   string    `json:"turnId"`
+	ItemID   string    `json:"itemId"`
+	Kind     DeltaKind `json:"kind" jsonschema:"text, thinking or arguments"`
+	Delta    string    `json:"delta"`
+	// CallID names the call an arguments delta belongs to.
+	CallID string `json:"callId,omitempty"`
+}
+
+// Question is one question of a pause.
+type Question struct {
+	ID            string   `json:"id"`
+	Prompt        string   `json:"prompt"`
+	Header        string   `json:"header,omitempty"`
+	Options       []Option `json:"options,omitempty"`
+	MultiSelect   bool     `json:"multiSelect,omitempty"`
+	AllowFreeText bool     `json:"allowFreeText,omitempty"`
+}
+
+// Option is one choice of a question.
+type Option struct {
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+}
+
+// PauseRequested is the params of pause/requested: the turn waits for
+// pause/answer.
+type PauseRequested struct {
+	ThreadID  string     `json:"threadId"`
+	TurnID    string     `json:"turnId"`
+	CallID    string     `json:"callId"`
+	Tool      string     `json:"tool"`
+	Intro     string     `json:"intro,omitempty"`
+	Questions []Question `json:"questions"`
+}
+
+// ApprovalRequested is the params of approval/requested: the turn waits for
+// approval/answer.
+type ApprovalRequested struct {
+	ThreadID  string `json:"threadId"`
+	TurnID    string `json:"turnId"`
+	CallID    string `json:"callId"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+}
+
+// UsageUpdated is the params of usage/updated, sent after each round.
+type UsageUpdated struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+	Round    int    `json:"round"`
+	// Usage is the round's.
+	Usage Usage `json:"usage"`
+	// Cost is the turn's so far, when the model has a price.
+	Cost float64 `json:"cost,omitempty"`
+}
+
+// ContextUpdated is the params of context/updated: the context budget of
+// the latest request (DESIGN §8).
+type ContextUpdated struct {
+	ThreadID string               `json:"threadId"`
+	TurnID   string               `json:"turnId"`
+	Context  *event.ContextReport `json:"context"`
+}
+
+// Warning is the params of warning.
+type Warning struct {
+	ThreadID string `json:"threadId,omitempty"`
+	TurnID   string `json:"turnId,omitempty"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	// Dropped is how many notifications were lost (code
+	// notifications_dropped).
+	Dropped int64 `json:"dropped,omitempty"`
+}
+
+// Warning codes the server itself sends; the others are the engine's
+// (settlement, forced, truncated, retry, …).
+const (
+	WarnNotificationsDropped = "notifications_dropped"
+)

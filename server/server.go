@@ -1,0 +1,110 @@
+// Package server is rein's app server (DESIGN §9): the sessions of a
+// [session.Scheduler] over JSON-RPC 2.0, one JSON object per line on stdio
+// or one per text frame on a WebSocket. docs/protocol.md describes the
+// protocol; docs/protocol.schema.json is generated from this package's
+// types.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/reinhq/rein/session"
+)
+
+// Defaults of a connection's outgoing queue.
+const (
+	DefaultQueueSize = 1024
+	DefaultReserve   = 32
+)
+
+// Config configures a Server.
+type Config struct {
+	// Sessions runs the threads. Required. Its Setup decides the model
+	// (from a factory: provider.Open in the command, llm/scripted in
+	// tests) and the tools of each thread.
+	Sessions *session.Scheduler
+	// Name and Version are reported by initialize (default "rein", "dev").
+	Name, Version string
+	// CheckThread validates the config of thread/start (the model spec, the
+	// workspace) so that a mistake is an error of that request rather than
+	// of the first turn; nil accepts every config.
+	CheckThread func(session.ThreadConfig) error
+	// QueueSize bounds each connection's outgoing queue; Reserve of it is
+	// kept for responses (defaults DefaultQueueSize, DefaultReserve).
+	QueueSize, Reserve int
+}
+
+// Server serves the protocol on any number of connections. Several
+// connections may watch one thread: each receives its notifications.
+type Server struct {
+	c Config
+}
+
+// New returns a server, or an error saying what the config lacks.
+func New(c Config) (*Server, error) {
+	if c.Sessions == nil {
+		return nil, errors.New("server: Config.Sessions is nil; give a session.Scheduler")
+	}
+	if c.Name == "" {
+		c.Name = "rein"
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	if c.QueueSize <= 0 {
+		c.QueueSize = DefaultQueueSize
+	}
+	if c.Reserve <= 0 {
+		c.Reserve = DefaultReserve
+	}
+	if c.Reserve >= c.QueueSize {
+		return nil, fmt.Errorf("server: Reserve %d must be less than QueueSize %d", c.Reserve, c.QueueSize)
+	}
+	return &Server{c: c}, nil
+}
+
+// Transport moves whole messages of one connection.
+type Transport interface {
+	// Read returns the next message; io.EOF when the client is gone.
+	Read(ctx context.Context) ([]byte, error)
+	Write(ctx context.Context, msg []byte) error
+	// Close ends the connection and unblocks Read and Write.
+	Close() error
+}
+
+// errClosed is returned when writing to a closed connection.
+var errClosed = errors.New("server: the connection is closed")
+
+// handler runs one method (a method expression of conn, hence the
+// receiver first).
+type handler func(c *conn, ctx context.Context, params json.RawMessage) (any, error)
+
+var methods = map[string]handler{
+	MethodInitialize:     (*conn).initialize,
+	MethodThreadStart:    (*conn).threadStart,
+	MethodThreadResume:   (*conn).threadResume,
+	MethodThreadList:     (*conn).threadList,
+	MethodThreadRead:     (*conn).threadRead,
+	MethodTurnStart:      (*conn).turnStart,
+	MethodTurnSteer:      (*conn).turnSteer,
+	MethodTurnInterrupt:  (*conn).turnInterrupt,
+	MethodPauseAnswer:    (*conn).pauseAnswer,
+	MethodApprovalAnswer: (*conn).approvalAnswer,
+}
+
+// conn is one client connection. It owns three kinds of goroutine: the
+// reader (ServeConn's own), the writer, and one pump per watched thread.
+type conn struct {
+	s   *Server
+	t   Transport
+	out *outbox
+
+	mu          sync.Mutex
+	initialized bool
+	subs        map[string]*session.Subscription
+	pumps       sync.WaitGroup
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// ErrTokenRequired is returned for a listen address beyond loopback without
+// a token: anyone who can reach the port could run the agent's tools.
+var ErrTokenRequired = errors.New("server: a bearer token is required to listen beyond loopback; pass --token, or listen on 127.0.0.1")
+
+// CheckListen refuses a listen address that is not loopback when no token
+// is given. An empty host (":8080") listens on every interface.
+func CheckListen(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("server: listen address %q: %w", addr, err)
+	}
+	if token != "" || isLoopback(host) {
+		return nil
+	}
+	return fmt.Errorf("%w (address %s)", ErrTokenRequired, addr)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Handler returns the HTTP handler of the WebSocket endpoint: GET / upgrades
+// to a connection of one JSON object per text frame; GET /healthz answers
+// ok. With a token, every request must carry "Authorization: Bearer TOKEN".
+func (s *Server) Handler(token string) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return // Accept has answered the client.
+		}
+		ws.SetReadLimit(MaxMessageSize)
+		s.ServeConn(r.Context(), &wsTransport{c: ws})
+	})
+	if token == "" {
+		return mux
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="rein"`)
+			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// ListenAndServe serves WebSocket connections on addr until ctx is done. It
+// refuses an address beyond loopback without a token (CheckListen). ready,
+// when not nil, receives the bound address once listening.
+func (s *Server) ListenAndServe(ctx context.Context, addr, token string, ready func(net.Addr)) error {
+	if err := CheckListen(addr, token); err != nil {
+		return err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	hs := &http.Server{Handler: s.Handler(token), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	hs.Shutdown(sctx)
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
+}
+
+// wsTransport is one WebSocket connection: a message per text frame.
+type wsTransport struct {
+	c *websocket.Conn
+}
+
+func (w *wsTransport) Read(ctx context.Context) ([]byte, error) {
+	for {
+		typ, data, err := w.c.Read(ctx)
+		if err != nil {
+			var ce websocket.CloseError
+			if errors.As(err, &ce) {
+				return nil, io.EOF
+			}
+			return nil, err
+		}
+		if typ == websocket.MessageText {
+			return data, nil
+		}
+	}
+}
+
+func (w *wsTransport) Write(ctx context.Context, msg []byte) error {
+	return w.c.Write(ctx, websocket.MessageText, msg)
+}
+
+func (w *wsTransport) Close() error {
+	return w.c.Close(websocket.StatusNormalClosure, "")
+}
