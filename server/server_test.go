@@ -101,12 +101,18 @@ func TestSession(t *testing.T) {
 			b := newBackend(t, sessionTools(release)...)
 			b.script("main", sessionScript)
 			dial := tc.dial(t, b.server(t, server.Config{}))
-			runSession(t, dial, release)
+			clients := runSession(t, dial, release)
+			for _, c := range clients {
+				if len(c.seen) == 0 {
+					t.Error("a client saw no notifications")
+				}
+				checkNotifications(t, c.seen)
+			}
 		})
 	}
 }
 
-func runSession(t *testing.T, dial func(t *testing.T) *client, release chan struct{}) {
+func runSession(t *testing.T, dial func(t *testing.T) *client, release chan struct{}) []*client {
 	c1 := dial(t)
 	if e := c1.callErr(server.MethodThreadList, nil); e.Code != server.CodeNotInitialized {
 		t.Errorf("a request before initialize: %+v", e)
@@ -220,6 +226,7 @@ func runSession(t *testing.T, dial func(t *testing.T) *client, release chan stru
 			t.Errorf("turn/completed %+v", done.Turn)
 		}
 	}
+	return []*client{c1, c2}
 }
 
 func TestATokenIsRequiredBeyondLoopback(t *testing.T) {

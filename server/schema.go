@@ -1,0 +1,134 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+//go:generate go test -run TestSchemaIsCurrent -update
+
+// A method's or notification's types, for the schema.
+type (
+	methodTypes struct {
+		name           string
+		params, result any
+		doc            string
+	}
+	notificationTypes struct {
+		name   string
+		params any
+		doc    string
+	}
+)
+
+// protocolMethods lists every method with its params and result, in the
+// order of DESIGN §9.
+var protocolMethods = []methodTypes{
+	{MethodInitialize, InitializeParams{}, InitializeResult{}, "The first request of a connection."},
+	{MethodThreadStart, ThreadStartParams{}, ThreadResult{}, "Creates a thread; the connection receives its notifications."},
+	{MethodThreadResume, ThreadResumeParams{}, ThreadResult{}, "Loads a stored thread (a paused turn can then be answered); the connection receives its notifications."},
+	{MethodThreadList, ThreadListParams{}, ThreadListResult{}, "Lists threads, most recently updated first."},
+	{MethodThreadRead, ThreadReadParams{}, ThreadReadResult{}, "Reads a thread with its turns and items."},
+	{MethodTurnStart, TurnStartParams{}, TurnStartResult{}, "Starts a turn: inProgress, or queued while a turn runs."},
+	{MethodTurnSteer, TurnSteerParams{}, TurnSteerResult{}, "Adds input to the running turn; the input is persisted before the answer."},
+	{MethodTurnInterrupt, TurnInterruptParams{}, EmptyResult{}, "Cancels a turn; it later completes interrupted."},
+	{MethodPauseAnswer, PauseAnswerParams{}, EmptyResult{}, "Answers a paused turn's questions; the same turn goes on."},
+	{MethodApprovalAnswer, ApprovalAnswerParams{}, EmptyResult{}, "Answers a paused turn's approval; the same turn goes on."},
+}
+
+// protocolNotifications lists every notification with its params.
+var protocolNotifications = []notificationTypes{
+	{NotifyTurnStarted, TurnNotification{}, "A turn started running."},
+	{NotifyTurnCompleted, TurnNotification{}, "A turn ended (completed, interrupted, failed) or paused."},
+	{NotifyItemStarted, ItemNotification{}, "An item began: a streamed agent message, a running tool, or a stored item."},
+	{NotifyItemDelta, ItemDelta{}, "Text, thinking or call arguments streamed into an item."},
+	{NotifyItemCompleted, ItemNotification{}, "An item is stored; authoritative."},
+	{NotifyPauseRequested, PauseRequested{}, "The turn waits for pause/answer."},
+	{NotifyApprovalRequested, ApprovalRequested{}, "The turn waits for approval/answer."},
+	{NotifyUsageUpdated, UsageUpdated{}, "A round's token usage."},
+	{NotifyContextUpdated, ContextUpdated{}, "The context budget of the latest request."},
+	{NotifyWarning, Warning{}, "Something the client should know (settlement, retries, dropped notifications)."},
+}
+
+// Schema returns the protocol's JSON Schema, generated from this package's
+// types: every params, result and error type under $defs, and which method
+// and notification uses which in x-methods and x-notifications.
+func Schema() ([]byte, error) {
+	defs := map[string]*jsonschema.Schema{}
+	add := func(v any) (map[string]string, error) {
+		t := reflect.TypeOf(v)
+		name := t.Name()
+		if _, ok := defs[name]; !ok {
+			s, err := jsonschema.ForType(t, nil)
+			if err != nil {
+				return nil, fmt.Errorf("server: schema of %s: %w", name, err)
+			}
+			s.Title = name
+			defs[name] = s
+		}
+		return map[string]string{"$ref": "#/$defs/" + name}, nil
+	}
+	type method struct {
+		Description string            `json:"description"`
+		Params      map[string]string `json:"params"`
+		Result      map[string]string `json:"result"`
+	}
+	type note struct {
+		Description string            `json:"description"`
+		Params      map[string]string `json:"params"`
+	}
+	ms := map[string]method{}
+	for _, m := range protocolMethods {
+		p, err := add(m.params)
+		if err != nil {
+			return nil, err
+		}
+		r, err := add(m.result)
+		if err != nil {
+			return nil, err
+		}
+		ms[m.name] = method{Description: m.doc, Params: p, Result: r}
+	}
+	ns := map[string]note{}
+	for _, n := range protocolNotifications {
+		p, err := add(n.params)
+		if err != nil {
+			return nil, err
+		}
+		ns[n.name] = note{Description: n.doc, Params: p}
+	}
+	if _, err := add(Error{}); err != nil {
+		return nil, err
+	}
+	doc := struct {
+		Schema          string                        `json:"$schema"`
+		ID              string                        `json:"$id"`
+		Title           string                        `json:"title"`
+		Description     string                        `json:"description"`
+		ProtocolVersion string                        `json:"x-protocolVersion"`
+		Methods         map[string]method             `json:"x-methods"`
+		Notifications   map[string]note               `json:"x-notifications"`
+		Defs            map[string]*jsonschema.Schema `json:"$defs"`
+	}{
+		Schema:          "https://json-schema.org/draft/2020-12/schema",
+		ID:              "https://github.com/reinhq/rein/docs/protocol.schema.json",
+		Title:           "rein app-server protocol",
+		Description:     "JSON-RPC 2.0 over stdio (one object per line) or WebSocket (one object per text frame). Generated from package server; do not edit.",
+		ProtocolVersion: ProtocolVersion,
+		Methods:         ms,
+		Notifications:   ns,
+		Defs:            defs,
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, fmt.Errorf("server: schema: %w", err)
+	}
+	return buf.Bytes(), nil
+}
