@@ -9,8 +9,9 @@ import (
 // has no running or paused turn.
 var ErrNoActiveTurn = errors.New("session: the thread has no active turn; start one instead")
 
-// ErrTurnPaused is wrapped by the error for starting a turn while the
-// thread's turn waits for the user: answer it or interrupt it first.
+// ErrTurnPaused is wrapped by the error for starting or steering a turn
+// while the thread's turn waits for the user: answer it or interrupt it
+// first.
 var ErrTurnPaused = errors.New("session: the thread's turn is paused waiting for the user; answer or interrupt it first")
 
 // ErrClosed is returned once the scheduler is closed.

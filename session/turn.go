@@ -85,8 +85,9 @@ func (s *Scheduler) launch(th *thread, t *turnRun) error {
 // expectedTurnID. The input is persisted before Steer returns the id of its
 // item; the turn reads it before its next model request (after the running
 // round's tools finish), and a turn about to finish goes on to answer it.
-// A paused turn reads it when it is answered. Input that arrives as a turn
-// ends is never dropped: it becomes the thread's next turn.
+// Input that arrives as a turn ends is never dropped: it becomes the
+// thread's next turn. A turn paused waiting for the user refuses steer with
+// an error wrapping ErrTurnPaused: answer it instead.
 func (s *Scheduler) Steer(ctx context.Context, threadID, expectedTurnID string, input llm.Item) (string, error) {
 	if err := checkInput(&input); err != nil {
 		return "", err
@@ -103,6 +104,11 @@ func (s *Scheduler) Steer(ctx context.Context, threadID, expectedTurnID string, 
 	}
 	if t.rec.ID != expectedTurnID {
 		return "", &TurnMismatchError{Expected: expectedTurnID, Active: t.rec.ID}
+	}
+	if t.state != nil && t.answer == nil {
+		// Input for a turn that waits on the user is its answer, or a new
+		// turn once the pause is resolved.
+		return "", fmt.Errorf("%w (turn %s)", ErrTurnPaused, t.rec.ID)
 	}
 	input.ID = loop.NewID("steer")
 	input.TurnID = t.rec.ID

@@ -177,6 +177,9 @@ func TestAnswerContinuesThePausedTurn(t *testing.T) {
 	if _, err := h.s.Start(t.Context(), th, llm.UserText("another")); !errors.Is(err, session.ErrTurnPaused) {
 		t.Errorf("start while paused: %v, want ErrTurnPaused", err)
 	}
+	if _, err := h.s.Steer(t.Context(), th, tu.ID, llm.UserText("more")); !errors.Is(err, session.ErrTurnPaused) {
+		t.Errorf("steer while paused: %v, want ErrTurnPaused", err)
+	}
 	var mm *loop.PauseMismatchError
 	if err := h.s.Answer(t.Context(), th, loop.Answer{TurnID: tu.ID, CallID: "zz", Text: "x"}); !errors.As(err, &mm) {
 		t.Errorf("answer for another call: %v, want a PauseMismatchError", err)
