@@ -3,6 +3,7 @@ package session_test
 import (
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/reinhq/rein/event"
@@ -58,18 +59,16 @@ func TestSteerAtTheFinishBoundaryContinuesTheTurn(t *testing.T) {
 		{Text: "first answer", Chunk: 3},
 		{Text: "second answer", Expect: []scripted.Expect{{LastUser: &scripted.TextExpect{Contains: "also Paris"}}}},
 	}})
-	var turnID string
-	steered := false
+	var steered atomic.Bool
 	h.onEvent(func(e event.Event) {
 		// While the finish round streams its text.
-		if e.Type == event.TextDelta && !steered {
-			steered = true
-			if _, err := h.s.Steer(t.Context(), th, turnID, llm.UserText("also Paris")); err != nil {
+		if e.Type == event.TextDelta && steered.CompareAndSwap(false, true) {
+			if _, err := h.s.Steer(t.Context(), th, e.TurnID, llm.UserText("also Paris")); err != nil {
 				t.Error(err)
 			}
 		}
 	})
-	turnID = h.start(th, "capital of France?").ID
+	turnID := h.start(th, "capital of France?").ID
 	got := h.wait(th, turnID)
 	if got.Status != session.TurnCompleted || got.Answer != "second answer" || got.Rounds != 2 {
 		t.Fatalf("turn %+v, want completed after a second round", got)
@@ -83,17 +82,19 @@ func TestSteerArrivingAsTheTurnEndsBecomesTheNextTurn(t *testing.T) {
 		{Text: "first answer"},
 		{Text: "about the steer", Expect: []scripted.Expect{{LastUser: &scripted.TextExpect{Contains: "one more thing"}}}},
 	}})
-	var turnID, steerID string
+	var steered atomic.Bool
+	steerID := make(chan string, 1)
 	h.onEvent(func(e event.Event) {
 		// After the engine's last read of the inbox.
-		if e.Type == event.TurnCompleted && e.TurnID == turnID {
-			var err error
-			if steerID, err = h.s.Steer(t.Context(), th, turnID, llm.UserText("one more thing")); err != nil {
+		if e.Type == event.TurnCompleted && steered.CompareAndSwap(false, true) {
+			id, err := h.s.Steer(t.Context(), th, e.TurnID, llm.UserText("one more thing"))
+			if err != nil {
 				t.Error(err)
 			}
+			steerID <- id
 		}
 	})
-	turnID = h.start(th, "q").ID
+	turnID := h.start(th, "q").ID
 	h.wait(th, turnID)
 	snap, err := h.s.ReadThread(t.Context(), th)
 	if err != nil {
@@ -106,8 +107,9 @@ func TestSteerArrivingAsTheTurnEndsBecomesTheNextTurn(t *testing.T) {
 	if next.Status != session.TurnCompleted || next.Answer != "about the steer" {
 		t.Fatalf("next turn %+v", next)
 	}
-	if !slices.ContainsFunc(h.items(th), func(it llm.Item) bool { return it.ID == steerID }) {
-		t.Errorf("the steered item %s is not in the history", steerID)
+	id := <-steerID
+	if !slices.ContainsFunc(h.items(th), func(it llm.Item) bool { return it.ID == id }) {
+		t.Errorf("the steered item %s is not in the history", id)
 	}
 	verify(t, m)
 }
