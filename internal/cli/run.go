@@ -128,10 +128,19 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	if err := applyCaps(&o, &s); err != nil {
 		return usageError(err)
 	}
+	// The store comes first: the knowledge tools and their gates read it.
+	p, err := openPersisted(cmd.Context(), &s)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	o.Journal = p.st
+
 	if s.tools != nil {
 		o.Tools = tool.NewSet(s.tools...)
 	} else {
 		s.flags.tools.approval = s.flags.approval
+		s.flags.tools.st = p.st
 		set, _, capability, err := composeTools(cmd.Context(), ws, &s.flags.tools, cmd.ErrOrStderr())
 		if err != nil {
 			return usageError(err)
@@ -140,14 +149,8 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		if capability != nil && capability.Prompt != "" {
 			o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
 		}
+		o.System = joinPrompt(o.System, s.flags.tools.loaded.prompt(cmd.Context(), set, cmd.ErrOrStderr()))
 	}
-
-	p, err := openPersisted(cmd.Context(), &s)
-	if err != nil {
-		return err
-	}
-	defer p.close()
-	o.Journal = p.st
 
 	var h *human
 	var jl *jsonLines
@@ -178,7 +181,12 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		return usageError(err)
 	}
 	ctx := cmd.Context()
-	outcome, err := p.run(ctx, engine, s.prompt)
+	prompt := s.prompt
+	if k := s.flags.tools.loaded; k != nil && p.resume == nil {
+		// The first user message of the turn carries the knowledge seed.
+		prompt = k.seed(ctx, o.Tools, prompt, p.thread.ID, o.Events)
+	}
+	outcome, err := p.run(ctx, engine, prompt)
 	if err != nil {
 		return err
 	}

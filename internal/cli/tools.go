@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/askuser"
 	"github.com/reinhq/rein/tools/exec"
@@ -33,6 +35,15 @@ type toolFlags struct {
 	suppressed []string
 	capability string
 	exclusive  bool
+	attach     []string
+
+	// st is the store the knowledge tools and gates read, set by the
+	// command before composing; nil leaves them out (their gates fail
+	// closed).
+	st *store.Store
+	// loaded is the knowledge composeTools read, for the system prompt and
+	// the seed.
+	loaded *knowledge
 }
 
 func (f *toolFlags) register(cmd *cobra.Command) {
@@ -44,6 +55,7 @@ func (f *toolFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.capability, "capability", defaultCapability,
 		`the active capability: "workspace" (the file tools), "none", or NAME=TOOL,TOOL,… for a bundle of registered tools`)
 	fl.BoolVar(&f.exclusive, "exclusive", false, "the capability owns the turn: only its tools, ask_user, and rag and kb_files with --kb")
+	fl.StringArrayVar(&f.attach, "attach", nil, "attach the text FILE as a source the model reads with read_source; repeatable")
 }
 
 // defaultCapability is the capability of a turn that names none: the
@@ -148,10 +160,20 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	k, err := loadKnowledge(ctx, f, ws)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	f.loaded = k
+	for _, t := range k.tools() {
+		reg.Add(t)
+	}
+	gates := f.gates()
+	maps.Copy(gates, k.gates())
 	set, rep := tool.Compose(ctx, tool.Composition{
 		Registry:   reg,
 		Enabled:    f.enabled,
-		Gates:      f.gates(),
+		Gates:      gates,
 		Capability: c,
 		Suppressed: f.suppressed,
 		Logger:     slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -163,6 +185,7 @@ func newToolsCmd() *cobra.Command {
 	var f toolFlags
 	var workspace string
 	var asJSON bool
+	var db string
 	cmd := &cobra.Command{
 		Use:   "tools [flags]",
 		Short: "Show the tools a turn would get with these flags, and why each is in or out",
@@ -182,6 +205,12 @@ func newToolsCmd() *cobra.Command {
 				return usageError(fmt.Errorf("workspace: %w", err))
 			}
 			defer ws.Close()
+			// The knowledge flags come from the store; without one they
+			// fail closed and the report says why.
+			if st, err := store.Open(cmd.Context(), db); err == nil {
+				defer st.Close()
+				f.st = st
+			}
 			_, rep, _, err := composeTools(cmd.Context(), ws, &f, cmd.ErrOrStderr())
 			if err != nil {
 				return usageError(err)
@@ -195,6 +224,7 @@ func newToolsCmd() *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace the file tools would use (default: the current directory)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
+	cmd.Flags().StringVar(&db, "db", "", dbFlagUsage)
 	return cmd
 }
 

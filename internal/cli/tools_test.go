@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/store"
 )
 
 type toolsReport struct {
@@ -63,6 +66,17 @@ func names(r toolsReport) []string {
 var fileTools = []string{"list_dir", "read_file", "glob", "grep", "write_file", "edit_file"}
 
 func TestToolsComposesTheTurnFromTheFlags(t *testing.T) {
+	// has_kb comes from the store: a base that is there turns it on, one
+	// that is not fails it closed.
+	kbDB := filepath.Join(t.TempDir(), "rein.db")
+	st, err := store.Open(context.Background(), kbDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.PutKBDocs(context.Background(), "notes", nil); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
 	type want struct {
 		name   string
 		in     bool
@@ -88,12 +102,19 @@ func TestToolsComposesTheTurnFromTheFlags(t *testing.T) {
 		},
 		{
 			name: "--exec and --kb turn their flags on",
-			args: []string{"--exec", "--kb", "notes"},
+			args: []string{"--exec", "--kb", "notes", "--db", kbDB},
 			want: []want{
-				// exec and code_execution are registered; rag is not yet.
 				{"exec", true, "mounted: has_exec"},
 				{"code_execution", true, "mounted: has_code"},
-				{"rag", false, "mounted: has_kb"},
+				{"rag", true, "mounted: has_kb"},
+				{"kb_files", true, "mounted: has_kb"},
+			},
+		},
+		{
+			name: "--kb of a base the store lacks fails closed",
+			args: []string{"--kb", "missing", "--db", kbDB},
+			want: []want{
+				{"rag", false, "has_kb could not be computed (knowledge base missing: store: not found)"},
 			},
 		},
 		{

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/tools/kb"
+)
+
+func newKBCmd() *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:   "kb add|list|files|search|rm",
+		Short: "Knowledge bases: text files searched with rag when attached to a turn with --kb NAME",
+	}
+	cmd.PersistentFlags().StringVar(&db, "db", "", dbFlagUsage)
+
+	var maxSize int64
+	add := &cobra.Command{
+		Use:   "add NAME PATH...",
+		Short: "Add text files (directories are walked) to the knowledge base NAME, creating it",
+		Long: "add reads the text files at each PATH — directories recursively, leaving out hidden\n" +
+			"entries, .git, node_modules, binary files and files over --max-size — cuts them into\n" +
+			"chunks with their line ranges and indexes them (SQLite FTS5, BM25). A file added again\n" +
+			"is replaced when it changed. Paths in references are relative to the current directory.",
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rep, err := kb.Add(cmd.Context(), st, args[0], args[1:], kb.AddOptions{MaxFileSize: maxSize})
+			if errors.Is(err, store.ErrInvalidName) {
+				return usageError(err)
+			}
+			if err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "%s: %d files read (%d added, %d updated, %d unchanged), %d chunks written, %s in %s\n",
+				args[0], rep.Files, rep.Added, rep.Updated, rep.Unchanged, rep.Chunks, bytesText(rep.Bytes), rep.Duration.Round(time.Millisecond))
+			if rep.SkippedCount > 0 {
+				fmt.Fprintf(out, "%d files left out:\n", rep.SkippedCount)
+				for _, s := range rep.Skipped {
+					fmt.Fprintf(out, "  %s: %s\n", s.Path, s.Reason)
+				}
+				if rep.SkippedCount > len(rep.Skipped) {
+					fmt.Fprintf(out, "  … and %d more\n", rep.SkippedCount-len(rep.Skipped))
+				}
+			}
+			return nil
+		},
+	}
+	add.Flags().Int64Var(&maxSize, "max-size", kb.DefaultMaxFileSize, "leave out files larger than this many bytes")
+
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the knowledge bases: name, files, chunks, size, updated",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := openStore(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			kbs, err := st.KBs(cmd.Context())
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if kbs == nil {
+					kbs = []store.KB{}
+				}
+				return json.NewEncoder(out).Encode(kbs)
+			}
+			if len(kbs) == 0 {
+				fmt.Fprintln(out, "no knowledge bases; rein kb add NAME PATH... makes one")
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tFILES\tCHUNKS\tSIZE\tUPDATED")
+			for _, k := range kbs {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", k.Name, k.Files, k.Chunks, bytesText(k.Bytes), k.Updated.Local().Format(time.DateTime))
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print the bases as JSON")
+
+	files := &cobra.Command{
+		Use:   "files NAME",
+		Short: "List the files of a knowledge base",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			fs, err := st.KBFiles(cmd.Context(), args[0])
+			if err != nil {
+				return notFound(err)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			for _, f := range fs {
+				fmt.Fprintf(tw, "%s\t%s\t%d chunks\n", f.Path, bytesText(f.Size), f.Chunks)
+			}
+			return tw.Flush()
+		},
+	}
+
+	var limit int
+	search := &cobra.Command{
+		Use:   "search NAME QUERY...",
+		Short: "Search a knowledge base as rag does: the best passages with their references",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			ps, err := st.SearchKB(cmd.Context(), args[0], strings.Join(args[1:], " "), limit)
+			if errors.Is(err, store.ErrEmptyQuery) {
+				return usageError(err)
+			}
+			if err != nil {
+				return notFound(err)
+			}
+			out := cmd.OutOrStdout()
+			if len(ps) == 0 {
+				fmt.Fprintln(out, "no passage matches")
+			}
+			for i, p := range ps {
+				fmt.Fprintf(out, "[%d] %s  (score %.2f)\n%s\n\n", i+1, p.Ref(), p.Score, indent("  "+p.Text))
+			}
+			return nil
+		},
+	}
+	search.Flags().IntVar(&limit, "limit", 5, "at most this many passages")
+
+	rm := &cobra.Command{
+		Use:   "rm NAME...",
+		Short: "Remove knowledge bases with their files and index",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var errs []error
+			for _, name := range args {
+				if err := st.DeleteKB(cmd.Context(), name); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "removed", name)
+			}
+			if len(errs) > 0 {
+				return &exitError{code: ExitFailed, err: errors.Join(errs...)}
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(add, list, files, search, rm)
+	return cmd
+}
+
+// notFound makes a store's not-found error a failure with its message
+// (exit 1), and passes other errors on.
+func notFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &exitError{code: ExitFailed, err: err}
+	}
+	return err
+}
+
+// bytesText writes a size for people: 512 B, 4.2 KiB, 1.3 MiB.
+func bytesText(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}

@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tools/cron"
+	"github.com/reinhq/rein/tools/kb"
+	"github.com/reinhq/rein/tools/memory"
+	"github.com/reinhq/rein/tools/notes"
+	"github.com/reinhq/rein/tools/skills"
+	"github.com/reinhq/rein/tools/sources"
+)
+
+// knowledge is what a turn knows beyond its history (DESIGN §7.2, §7.3):
+// the store's knowledge bases, memory and notebooks, the skills, the
+// workspace's AGENTS.md and the attached sources. It gives the tools to
+// register, the gates of their flags, the system prompt's blocks and the
+// knowledge seed of the first user message.
+type knowledge struct {
+	st        *store.Store // nil: no store, so every store gate fails closed
+	kbs       []string
+	workspace string
+
+	sources   []sources.Source
+	skills    *skills.Catalog
+	skillsErr error
+	notebooks []store.Notebook
+	nbErr     error
+}
+
+// memoryPromptChars bounds the memory block of the system prompt.
+const memoryPromptChars = 2000
+
+// errNoStore is why the store's gates fail when a command has no store.
+var errNoStore = errors.New("no store is open for this command")
+
+// loadKnowledge reads what the turn's tools and prompt need. Attached
+// files that cannot be read are an error: the user named them. Everything
+// else that fails only leaves its tools out (the gates fail closed).
+func loadKnowledge(ctx context.Context, f *toolFlags, ws *sandbox.Workspace) (*knowledge, error) {
+	k := &knowledge{st: f.st, kbs: f.kbs, workspace: ws.Dir()}
+	srcs, err := sources.Load(f.attach)
+	if err != nil {
+		return nil, err
+	}
+	k.sources = srcs
+	k.skills, k.skillsErr = skills.Load(skills.Dirs(k.workspace))
+	if k.st != nil {
+		k.notebooks, k.nbErr = k.st.Notebooks(ctx)
+	}
+	return k, nil
+}
+
+// tools returns the tools the knowledge adds to the registry; the ones
+// that need the store are left out without one.
+func (k *knowledge) tools() []tool.Tool {
+	var out []tool.Tool
+	if k.st != nil {
+		if len(k.kbs) > 0 {
+			out = append(out, kb.Rag(k.st, k.kbs), kb.Files(k.st, k.kbs))
+		}
+		out = append(out, memory.Read(k.st), memory.Write(k.st))
+		if k.nbErr == nil {
+			out = append(out, notes.List(k.st, k.notebooks), notes.Write(k.st, k.notebooks, k.st.Items))
+		}
+		out = append(out, cron.New(k.st, cron.Options{}))
+	}
+	if k.skills != nil {
+		out = append(out, skills.Read(k.skills))
+	}
+	if len(k.sources) > 0 {
+		out = append(out, sources.Read(k.sources))
+	}
+	return out
+}
+
+// gates computes the knowledge flags from the real stores; each fails
+// closed.
+func (k *knowledge) gates() map[tool.Flag]tool.Gate {
+	g := map[tool.Flag]tool.Gate{
+		tool.HasSkills:  skills.Gate(k.skills, k.skillsErr),
+		tool.HasSources: sources.Gate(k.sources, nil),
+	}
+	if k.st == nil {
+		fail := func(context.Context) (bool, error) { return false, errNoStore }
+		if len(k.kbs) > 0 {
+			g[tool.HasKB] = fail
+		}
+		g[tool.HasMemory], g[tool.HasNotebooks] = fail, fail
+		return g
+	}
+	g[tool.HasKB] = kb.Gate(k.st, k.kbs)
+	g[tool.HasMemory] = memory.Gate(k.st)
+	nbGate := notes.Gate(k.st)
+	g[tool.HasNotebooks] = func(ctx context.Context) (bool, error) {
+		if k.nbErr != nil {
+			return false, k.nbErr
+		}
+		return nbGate(ctx)
+	}
+	return g
+}
+
+// prompt returns the system prompt's knowledge blocks, each "## name" and
+// its text, for the tools the turn got: the workspace's AGENTS.md, the
+// memory, the skills, the sources and the notebooks. A block whose source
+// cannot be read is left out and the reason written to logw.
+func (k *knowledge) prompt(ctx context.Context, set *tool.Set, logw io.Writer) string {
+	var blocks []string
+	add := func(name, text string) {
+		if text = strings.TrimSpace(text); text != "" {
+			blocks = append(blocks, "## "+name+"\n"+text)
+		}
+	}
+	agents, err := skills.AgentsMD(k.workspace)
+	if err != nil {
+		fmt.Fprintf(logw, "rein: %v; its instructions are left out\n", err)
+	}
+	add("instructions", agents)
+	if _, ok := set.Get(memory.ReadName); ok {
+		ms, err := k.st.Memories(ctx)
+		if err != nil {
+			fmt.Fprintf(logw, "rein: memory: %v\n", err)
+		}
+		add("memory", memory.Prompt(ms, memoryPromptChars))
+	}
+	if _, ok := set.Get(skills.ReadName); ok {
+		add("skills", k.skills.Prompt())
+	}
+	if _, ok := set.Get(sources.ReadName); ok {
+		add("sources", sources.Prompt(k.sources))
+	}
+	if _, ok := set.Get(notes.ListName); ok {
+		add("notebooks", notes.Prompt(k.notebooks))
+	}
+	return strings.Join(blocks, "\n\n")
+}
+
+// seed returns the user's message with the knowledge seed of the turn's
+// attached bases appended, and reports its sources on h (DESIGN §7.3). It
+// seeds only when rag is mounted, so a base the gate refused is not read.
+func (k *knowledge) seed(ctx context.Context, set *tool.Set, message, threadID string, h event.Handler) string {
+	if _, ok := set.Get(kb.RagName); !ok || k.st == nil {
+		return message
+	}
+	s := kb.Seed(ctx, k.st, k.kbs, message)
+	if h != nil && (len(s.Sources) > 0 || len(s.Failed) > 0) {
+		e := s.Event()
+		e.ThreadID, e.Time = threadID, time.Now()
+		h.Handle(e)
+	}
+	return kb.WithSeed(message, s)
+}
+
+// joinPrompt joins the non-empty parts of a system prompt with blank lines.
+func joinPrompt(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
