@@ -80,6 +80,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newChatCmd())
 	root.AddCommand(newSessionsCmd(), newAnswerCmd())
 	root.AddCommand(newTraceCmd())
-	root.AddCommand(newKBCmd(), newMemoryCmd(), newNotesCmd())
+	root.AddCommand(newServeCmd())
 	return root
 }

@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/server"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
+)
+
+// serveFlags are the flags of rein serve. The model, workspace, approval
+// and round budget are defaults for threads that name none.
+type serveFlags struct {
+	stdio     bool
+	listen    string
+	token     string
+	db        string
+	model     string
+	baseURL   string
+	workspace string
+	approval  string
+	maxRounds int
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve --stdio | --listen ADDR",
+		Short: "Serve threads over JSON-RPC 2.0 (stdio or WebSocket)",
+		Long: "Serve rein's threads to editors and other programs: JSON-RPC 2.0, one object per line with\n" +
+			"--stdio, one per WebSocket text frame with --listen ADDR. Listening beyond loopback needs\n" +
+			"--token; clients then send \"Authorization: Bearer TOKEN\". docs/protocol.md describes the protocol.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.stdio == (f.listen != "") {
+				return usageError(errors.New("give exactly one of --stdio and --listen ADDR"))
+			}
+			if f.listen != "" {
+				if err := server.CheckListen(f.listen, f.token); err != nil {
+					return usageError(err)
+				}
+			}
+			if _, err := tool.ParsePolicy(f.approval); err != nil {
+				return usageError(fmt.Errorf("--approval: %w", err))
+			}
+			if f.maxRounds < 0 || f.maxRounds > loop.MaxMaxRounds {
+				return usageError(fmt.Errorf("--max-rounds %d: use 1..%d", f.maxRounds, loop.MaxMaxRounds))
+			}
+			dir, err := (&turnFlags{workspace: f.workspace}).workspaceDir()
+			if err != nil {
+				return usageError(err)
+			}
+			return serve(cmd, &f, dir)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.stdio, "stdio", false, "serve one connection on stdin and stdout")
+	fl.StringVar(&f.listen, "listen", "", "serve WebSocket connections on ADDR, such as 127.0.0.1:8765")
+	fl.StringVar(&f.token, "token", "", "the bearer token clients must send (required beyond loopback)")
+	fl.StringVar(&f.db, "db", "", dbFlagUsage)
+	fl.StringVar(&f.model, "model", "", "PROVIDER:MODEL for threads that name none; default: the first provider whose key is set")
+	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL")
+	fl.StringVar(&f.workspace, "workspace", "", "the workspace of threads that name none (default: the current directory)")
+	fl.StringVar(&f.approval, "approval", "on-request", "the approval policy of threads that name none: never, on-request or untrusted")
+	fl.IntVar(&f.maxRounds, "max-rounds", 0, "the exploration budget of threads that name none")
+	return cmd
+}
+
+// serve runs the server until the client (stdio) or the command's context
+// ends, then interrupts running turns and closes the store.
+func serve(cmd *cobra.Command, f *serveFlags, dir string) error {
+	ctx := cmd.Context()
+	st, err := openStore(ctx, f.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), models: make(map[string]llm.Model)}
+	sched, err := session.New(session.Config{Store: session.NewSQLStore(st), Setup: b.setup})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		sched.Close(cctx)
+	}()
+	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check})
+	if err != nil {
+		return err
+	}
+	if f.stdio {
+		return srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
+	}
+	return srv.ListenAndServe(ctx, f.listen, f.token, func(a net.Addr) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "rein: serving on ws://%s\n", a)
+	})
+}
+
+// serveBackend builds the engine options of each thread's runs: the model
+// from the thread's spec (provider.Open, once per thread), the tools
+// composed in its workspace.
+type serveBackend struct {
+	f    *serveFlags
+	dir  string
+	logw io.Writer
+
+	mu     sync.Mutex
+	models map[string]llm.Model // by thread id
+}
+
+func (b *serveBackend) spec(c session.ThreadConfig) (provider.Spec, error) {
+	m := c.Model
+	if m == "" {
+		m = b.f.model
+	}
+	return chooseModel(m)
+}
+
+func (b *serveBackend) workspace(c session.ThreadConfig) (string, error) {
+	if c.Workspace == "" {
+		return b.dir, nil
+	}
+	return (&turnFlags{workspace: c.Workspace}).workspaceDir()
+}
+
+// check refuses a thread/start whose config could not run.
+func (b *serveBackend) check(c session.ThreadConfig) error {
+	if _, err := b.spec(c); err != nil {
+		return err
+	}
+	if _, err := b.workspace(c); err != nil {
+		return err
+	}
+	if _, err := tool.ParsePolicy(c.Approval); err != nil {
+		return err
+	}
+	switch c.Sandbox {
+	case "", "read-only", "workspace-write", "full-access":
+	default:
+		return fmt.Errorf("sandbox %q: use read-only, workspace-write or full-access", c.Sandbox)
+	}
+	if c.MaxRounds < 0 || c.MaxRounds > loop.MaxMaxRounds {
+		return fmt.Errorf("maxRounds %d: use 1..%d", c.MaxRounds, loop.MaxMaxRounds)
+	}
+	return nil
+}
+
+// model returns the thread's model, opening it on the thread's first run.
+func (b *serveBackend) model(th session.Thread, spec provider.Spec) (llm.Model, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if m, ok := b.models[th.ID]; ok {
+		return m, nil
+	}
+	m, err := provider.Open(spec, provider.Config{BaseURL: b.f.baseURL})
+	if err != nil {
+		return nil, err
+	}
+	b.models[th.ID] = m
+	return m, nil
+}
+
+func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Options, func(), error) {
+	c := th.Config
+	spec, err := b.spec(c)
+	if err != nil {
+		return loop.Options{}, nil, err
+	}
+	m, err := b.model(th, spec)
+	if err != nil {
+		return loop.Options{}, nil, err
+	}
+	dir, err := b.workspace(c)
+	if err != nil {
+		return loop.Options{}, nil, err
+	}
+	ws, err := sandbox.Open(dir)
+	if err != nil {
+		return loop.Options{}, nil, fmt.Errorf("workspace: %w", err)
+	}
+	approval := c.Approval
+	if approval == "" {
+		approval = b.f.approval
+	}
+	tf := &toolFlags{approval: approval, enabled: c.EnableTools, suppressed: c.DisableTools, capability: defaultCapability}
+	set, _, capability, err := composeTools(ctx, ws, tf, b.logw)
+	if err != nil {
+		ws.Close()
+		return loop.Options{}, nil, err
+	}
+	maxRounds := c.MaxRounds
+	if maxRounds == 0 {
+		maxRounds = b.f.maxRounds
+	}
+	o := loop.Options{Model: m, ModelName: spec.Model, Tools: set, System: c.Instructions, MaxRounds: maxRounds, Policy: tool.Policy(approval)}
+	if spec.Provider == "scripted" {
+		o.ModelName = ""
+	}
+	if capability != nil && capability.Prompt != "" {
+		o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
+	}
+	return o, func() { ws.Close() }, nil
+}
