@@ -81,5 +81,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newSessionsCmd(), newAnswerCmd())
 	root.AddCommand(newTraceCmd())
 	root.AddCommand(newServeCmd())
+	root.AddCommand(newKBCmd(), newMemoryCmd(), newNotesCmd())
 	return root
 }
