@@ -184,6 +184,20 @@ func (s *Store) KB(ctx context.Context, name string) (KB, error) {
 	return k, nil
 }
 
+// kbExists returns an error wrapping ErrNotFound when there is no
+// knowledge base name; it is cheap, unlike KB, which counts.
+func (s *Store) kbExists(ctx context.Context, name string) error {
+	var one int
+	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM kbs WHERE name = ?`, name).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("knowledge base %s: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("store: knowledge base %s: %w", name, err)
+	}
+	return nil
+}
+
 // KBs returns every knowledge base, by name.
 func (s *Store) KBs(ctx context.Context) ([]KB, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+kbColumns+` FROM kbs ORDER BY name`)
@@ -231,7 +245,7 @@ type KBFile struct {
 // KBFiles returns the files of the knowledge base name, by path; an
 // unknown base is an error wrapping ErrNotFound.
 func (s *Store) KBFiles(ctx context.Context, name string) ([]KBFile, error) {
-	if _, err := s.KB(ctx, name); err != nil {
+	if err := s.kbExists(ctx, name); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT path, size, mtime, (SELECT count(*) FROM kb_chunks c WHERE c.file = f.id)

@@ -41,7 +41,7 @@ const maxQueryTerms = 32
 // with more of them, and rarer ones, ranks higher. An unknown base is an
 // error wrapping ErrNotFound; a query without words, ErrEmptyQuery.
 func (s *Store) SearchKB(ctx context.Context, name, query string, limit int) ([]Passage, error) {
-	if _, err := s.KB(ctx, name); err != nil {
+	if err := s.kbExists(ctx, name); err != nil {
 		return nil, err
 	}
 	match := matchQuery(query)
