@@ -234,9 +234,12 @@ func (r *run) round(phase llm.Phase) roundResult {
 
 	// A failed stream with nothing started leaves no trace (it may be
 	// retried or forced); otherwise the round is history.
+	// A round counts whenever the model answered, even with nothing at
+	// all (an empty or cut reply): otherwise empty rounds would slip past
+	// the budgets and the hard ceiling.
+	res.counted = res.err == nil || disp != nil
 	keep := len(item.Parts) > 0 && (res.err == nil || disp != nil || res.interrupted)
 	if keep {
-		res.counted = res.err == nil || disp != nil
 		if err := r.record(item); err != nil {
 			res.journalErr = err
 		}

@@ -264,3 +264,26 @@ func TestRetryBeforeAnythingShownIsInvisible(t *testing.T) {
 		t.Errorf("%d retry events, want 2", got)
 	}
 }
+
+// Rounds with nothing at all in them (no text, no reasoning, cut by the
+// limit) still count: the hard ceiling MaxRounds + 3 + 1 holds.
+func TestEmptyRoundsCountTowardTheCeiling(t *testing.T) {
+	cut := scripted.Round{Finish: llm.FinishLength}
+	out, m, err := runTurn(t, scripted.Script{Rounds: slices.Repeat([]scripted.Round{cut}, 5)},
+		loop.Options{MaxRounds: 1}, "q")
+	mustVerify(t, m)
+	if got := len(m.Requests()); got != 5 || out.Rounds != 5 {
+		t.Errorf("model calls %d, rounds %d; want 5 and 5 (1 + 3 settlement + 1 forced)", got, out.Rounds)
+	}
+	if out.Status != loop.StatusFailed || out.StopReason != loop.StopEmptyAnswer || !errors.Is(err, loop.ErrEmptyAnswer) {
+		t.Errorf("got %s/%s %v, want failed/empty_answer", out.Status, out.StopReason, err)
+	}
+}
+
+func TestTwoEmptyRoundsCountAsTwo(t *testing.T) {
+	out, m, _ := runTurn(t, scripted.Script{Rounds: []scripted.Round{{}, {}}}, loop.Options{}, "q")
+	mustVerify(t, m)
+	if out.Rounds != 2 || out.StopReason != loop.StopEmptyAnswer {
+		t.Errorf("rounds %d stop %s, want 2 empty_answer", out.Rounds, out.StopReason)
+	}
+}
