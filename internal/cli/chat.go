@@ -66,7 +66,13 @@ func newChatCmd() *cobra.Command {
 			if err := applyCaps(&o, &turnSetup{flags: &f, spec: spec, caps: &r.Caps}); err != nil {
 				return usageError(err)
 			}
+			st, err := openStore(cmd.Context(), f.db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
 			f.tools.approval = f.approval
+			f.tools.st = st
 			set, _, capability, err := composeTools(cmd.Context(), ws, &f.tools, cmd.ErrOrStderr())
 			if err != nil {
 				return usageError(err)
@@ -75,12 +81,8 @@ func newChatCmd() *cobra.Command {
 			if capability != nil && capability.Prompt != "" {
 				o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
 			}
+			o.System = joinPrompt(o.System, f.tools.loaded.prompt(cmd.Context(), set, cmd.ErrOrStderr()))
 
-			st, err := openStore(cmd.Context(), f.db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
 			keep := &storeKeeper{st: st, workspace: dir, model: spec.String(), settings: store.Settings{Approval: f.approval, MaxRounds: f.maxRounds, Instructions: f.system}}
 			be, err := tui.NewLocal(o, keep)
 			if err != nil {

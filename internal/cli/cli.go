@@ -43,7 +43,16 @@ func exitCode(code int) error { return &exitError{code: code} }
 
 // Main runs the command line args and returns the process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return mainIO(ctx, args, nil, stdout, stderr)
+}
+
+// mainIO is Main with standard input given (nil: the process's), so tests
+// can drive `rein serve --stdio`.
+func mainIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
+	if stdin != nil {
+		root.SetIn(stdin)
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

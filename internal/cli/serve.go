@@ -18,7 +18,9 @@ import (
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tools/cron"
 )
 
 // serveFlags are the flags of rein serve. The model, workspace, approval
@@ -88,11 +90,34 @@ func serve(cmd *cobra.Command, f *serveFlags, dir string) error {
 		return err
 	}
 	defer st.Close()
-	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), models: make(map[string]llm.Model)}
+	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), st: st, models: make(map[string]modelCaps)}
 	sched, err := session.New(session.Config{Store: session.NewSQLStore(st), Setup: b.setup})
 	if err != nil {
 		return err
 	}
+	// Scheduled messages (the cron tool) run while the server runs; what
+	// fell due while it was down runs once now and is reported.
+	cronCtx, stopCron := context.WithCancel(ctx)
+	cronDone := make(chan struct{})
+	crons := &cron.Scheduler{
+		Queue: st,
+		Start: func(ctx context.Context, fr cron.Firing) error {
+			_, err := sched.Start(ctx, fr.Job.Thread, llm.UserText(fr.Message()))
+			return err
+		},
+		Missed: func(fr cron.Firing, err error) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "rein: scheduled job %s of thread %s was due %s while the server was down; ran it now (%d later runs skipped)%s\n",
+				fr.Job.ID, fr.Job.Thread, fr.Due.Format(time.RFC3339), fr.Skipped, errSuffix(err))
+		},
+	}
+	go func() {
+		defer close(cronDone)
+		crons.Run(cronCtx)
+	}()
+	defer func() {
+		stopCron()
+		<-cronDone
+	}()
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
@@ -118,8 +143,25 @@ type serveBackend struct {
 	dir  string
 	logw io.Writer
 
+	// st holds the threads and the tools' data (knowledge, memory, notes,
+	// jobs).
+	st *store.Store
+
 	mu     sync.Mutex
-	models map[string]llm.Model // by thread id
+	models map[string]modelCaps // by thread id
+}
+
+// modelCaps is a thread's model and what is known of it.
+type modelCaps struct {
+	m    llm.Model
+	caps provider.Capabilities
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
 }
 
 func (b *serveBackend) spec(c session.ThreadConfig) (provider.Spec, error) {
@@ -160,18 +202,19 @@ func (b *serveBackend) check(c session.ThreadConfig) error {
 }
 
 // model returns the thread's model, opening it on the thread's first run.
-func (b *serveBackend) model(th session.Thread, spec provider.Spec) (llm.Model, error) {
+func (b *serveBackend) model(th session.Thread, spec provider.Spec) (modelCaps, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if m, ok := b.models[th.ID]; ok {
 		return m, nil
 	}
-	m, err := provider.Open(spec, provider.Config{BaseURL: b.f.baseURL})
+	r, err := provider.Resolve(spec, provider.Config{BaseURL: b.f.baseURL})
 	if err != nil {
-		return nil, err
+		return modelCaps{}, err
 	}
-	b.models[th.ID] = m
-	return m, nil
+	mc := modelCaps{m: r.Model, caps: r.Caps}
+	b.models[th.ID] = mc
+	return mc, nil
 }
 
 func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Options, func(), error) {
@@ -180,10 +223,11 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	if err != nil {
 		return loop.Options{}, nil, err
 	}
-	m, err := b.model(th, spec)
+	mc, err := b.model(th, spec)
 	if err != nil {
 		return loop.Options{}, nil, err
 	}
+	m := mc.m
 	dir, err := b.workspace(c)
 	if err != nil {
 		return loop.Options{}, nil, err
@@ -196,7 +240,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	if approval == "" {
 		approval = b.f.approval
 	}
-	tf := &toolFlags{approval: approval, enabled: c.EnableTools, suppressed: c.DisableTools, capability: defaultCapability}
+	tf := &toolFlags{approval: approval, enabled: c.EnableTools, suppressed: c.DisableTools, capability: defaultCapability, st: b.st}
 	set, _, capability, err := composeTools(ctx, ws, tf, b.logw)
 	if err != nil {
 		ws.Close()
@@ -212,6 +256,11 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	}
 	if capability != nil && capability.Prompt != "" {
 		o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
+	}
+	o.System = joinPrompt(o.System, tf.loaded.prompt(ctx, set, b.logw))
+	if err := applyCaps(&o, &turnSetup{flags: &turnFlags{}, spec: spec, caps: &mc.caps}); err != nil {
+		ws.Close()
+		return loop.Options{}, nil, err
 	}
 	return o, func() { ws.Close() }, nil
 }

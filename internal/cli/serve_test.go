@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rpcClient talks JSON-RPC to `rein serve --stdio` through pipes.
+type rpcClient struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines chan map[string]any
+	next  int
+}
+
+func (c *rpcClient) call(method string, params any) map[string]any {
+	c.t.Helper()
+	c.next++
+	id := c.next
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+	for {
+		m := c.wait(func(m map[string]any) bool { return m["id"] != nil })
+		if int(m["id"].(float64)) == id {
+			if m["error"] != nil {
+				c.t.Fatalf("%s: %v", method, m["error"])
+			}
+			return m["result"].(map[string]any)
+		}
+	}
+}
+
+// wait returns the next message that matches.
+func (c *rpcClient) wait(match func(map[string]any) bool) map[string]any {
+	c.t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case m, ok := <-c.lines:
+			if !ok {
+				c.t.Fatal("the server closed its output")
+			}
+			if match(m) {
+				return m
+			}
+		case <-timeout:
+			c.t.Fatal("no matching message within 20s")
+		}
+	}
+}
+
+func TestServeStdioRunsATurnWithTheStoreTools(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	script := writeScript(t, `rounds:
+  - calls:
+      - {id: m1, name: write_memory, args: {op: add, text: "prefers metric units"}}
+  - text: noted
+    expect:
+      - result: {call: m1, status: ok}
+`)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		var errb strings.Builder
+		done <- mainIO(context.Background(), []string{"serve", "--stdio", "--model", "scripted:" + script, "--db", filepath.Join(dir, "rein.db"), "--workspace", dir}, inR, outW, &errb)
+		outW.Close()
+	}()
+	c := &rpcClient{t: t, in: inW, lines: make(chan map[string]any, 256)}
+	go func() {
+		defer close(c.lines)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				c.lines <- m
+			}
+		}
+	}()
+
+	c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
+	th := c.call("thread/start", map[string]any{"workspace": dir})["thread"].(map[string]any)
+	turn := c.call("turn/start", map[string]any{"threadId": th["id"], "input": []map[string]any{{"type": "text", "text": "remember: metric"}}})["turn"].(map[string]any)
+	done1 := c.wait(func(m map[string]any) bool { return m["method"] == "turn/completed" })
+	got := done1["params"].(map[string]any)["turn"].(map[string]any)
+	if got["id"] != turn["id"] || got["status"] != "completed" || got["answer"] != "noted" {
+		t.Errorf("turn/completed %v", got)
+	}
+	inW.Close()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not exit after its input closed")
+	}
+}
