@@ -80,6 +80,9 @@ func (h *human) Handle(e event.Event) {
 		h.line(h.dim(fmt.Sprintf("  ↻ reconnecting %d/%d: %s", e.Attempt, e.Max, e.Content)))
 	case event.Warning:
 		h.line(h.dim("  ! " + e.Content))
+	case "sources":
+		// The knowledge seed (tools/kb): what the first message carries.
+		h.line(h.dim("  ⌕ " + e.Content))
 	case event.PauseRequested:
 		if e.Pause != nil {
 			h.line("")
