@@ -7,9 +7,11 @@
 // request the mock received, and that the store holds every item of the
 // turn.
 //
-// The package has no code of its own; run it with
+// The package has no code of its own. The summary line ("fault matrix:
+// chat 20/20, responses 20/20, anthropic 22/22") is printed to stdout after
+// the tests; go test shows a passing package's output in local directory
+// mode or with -v:
 //
-//	go test ./faults/
-//
-// and the summary line ("fault matrix: chat 19/19, …") appears in the log.
+//	(cd faults && go test)
+//	go test -v -run TestFaultMatrix ./faults/ | grep '^fault matrix'
 package faults

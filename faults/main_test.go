@@ -29,7 +29,7 @@ func count(proto string, passed bool) {
 }
 
 // summary is the line the CI log shows, such as
-// "fault matrix: chat 19/19, responses 19/19, anthropic 20/20"; empty when
+// "fault matrix: chat 20/20, responses 20/20, anthropic 22/22"; empty when
 // no row ran.
 func summary() string {
 	tally.mu.Lock()
@@ -47,7 +47,8 @@ func summary() string {
 }
 
 // TestMain prints the summary to stdout, where `go test` shows it without
-// -v, and checks that no goroutine outlives the tests.
+// -v in local directory mode (and for a failing package in any mode), and
+// checks that no goroutine outlives the tests.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if s := summary(); s != "" {

@@ -24,6 +24,9 @@ var (
 	final = testkit.Round{Text: "It is 31 °C and sunny in Florence."}
 )
 
+// cutText is the text of a round cut after it was shown.
+const cutText = "It is 31 °C and"
+
 // calls returns a round that makes the calls, each given as name and
 // arguments.
 func calls(nameArgs ...string) testkit.Round {
@@ -156,11 +159,11 @@ var rows = []row{
 		// fails with provider_error — not forced_error (§2.3), which would
 		// paper over an answer the user saw cut off.
 		name:        "reset after visible output fails the turn as retryable",
-		rounds:      []testkit.Round{lookup, {Text: "It is 31 °C and", Fault: testkit.FaultResetAfterOutput}},
+		rounds:      []testkit.Round{lookup, {Text: cutText, Fault: testkit.FaultResetAfterOutput}},
 		status:      loop.StatusFailed,
 		stop:        loop.StopProviderError,
 		modelRounds: 1,
-		check:       shownCut,
+		check:       shownCut(llm.StreamInterrupted),
 	},
 	{
 		// §2.6: a stream that ends without its terminal event is
@@ -201,11 +204,23 @@ var rows = []row{
 		// A data line that is not JSON breaks the stream; it came after
 		// visible text, so, as for a reset, the turn fails as retryable.
 		name:        "malformed SSE line after visible output fails the turn as retryable",
-		rounds:      []testkit.Round{lookup, {Text: "It is 31 °C and", Fault: testkit.FaultMalformedLine}},
+		rounds:      []testkit.Round{lookup, {Text: cutText, Fault: testkit.FaultMalformedLine}},
 		status:      loop.StatusFailed,
 		stop:        loop.StopProviderError,
 		modelRounds: 1,
-		check:       shownCut,
+		check:       shownCut(llm.StreamInterrupted),
+	},
+	{
+		// Anthropic gives up mid-stream with an error event (overloaded)
+		// after text was shown: a server error, but shown, so the turn
+		// fails as retryable like a reset.
+		name:        "error event after visible output fails the turn as retryable",
+		only:        "anthropic",
+		rounds:      []testkit.Round{lookup, {Text: cutText, Fault: testkit.FaultStreamError}},
+		status:      loop.StatusFailed,
+		stop:        loop.StopProviderError,
+		modelRounds: 1,
+		check:       shownCut(llm.ServerError),
 	},
 	{
 		// §3: invalid arguments do not run; the model gets an actionable
@@ -529,23 +544,25 @@ func backoff(t *testing.T, r *turnRun) {
 	}
 }
 
-// shownCut checks a round cut after its text was shown: the text reached
-// the user, and the error is a stream_interrupted marked Shown, so no
-// longer transient.
-func shownCut(t *testing.T, r *turnRun) {
-	t.Helper()
-	e := r.modelError(t)
-	if e.Kind != llm.StreamInterrupted || !e.Shown || llm.Transient(r.err) {
-		t.Errorf("error %v: kind %s, shown %v, transient %v; want a shown, no longer transient stream_interrupted", e, e.Kind, e.Shown, llm.Transient(r.err))
-	}
-	var shown strings.Builder
-	for _, ev := range r.events.of(event.TextDelta) {
-		if ev.Round == 2 {
-			shown.WriteString(ev.Delta)
+// shownCut returns the check of a round cut after its text was shown: the
+// text reached the user, and the error, of the kind given, is marked Shown,
+// so no longer transient.
+func shownCut(kind llm.ErrorKind) func(t *testing.T, r *turnRun) {
+	return func(t *testing.T, r *turnRun) {
+		t.Helper()
+		e := r.modelError(t)
+		if e.Kind != kind || !e.Shown || llm.Transient(r.err) {
+			t.Errorf("error %v: kind %s, shown %v, transient %v; want a shown, no longer transient %s", e, e.Kind, e.Shown, llm.Transient(r.err), kind)
 		}
-	}
-	if shown.Len() == 0 || !strings.HasPrefix("It is 31 °C and", shown.String()) {
-		t.Errorf("round 2 showed %q, want the start of its text", shown.String())
+		var shown strings.Builder
+		for _, ev := range r.events.of(event.TextDelta) {
+			if ev.Round == 2 {
+				shown.WriteString(ev.Delta)
+			}
+		}
+		if shown.Len() == 0 || !strings.HasPrefix(cutText, shown.String()) {
+			t.Errorf("round 2 showed %q, want the start of %q", shown.String(), cutText)
+		}
 	}
 }
 
