@@ -307,6 +307,37 @@ func TestResponsesReplaysEncryptedReasoningBesideItsCalls(t *testing.T) {
 	}
 }
 
+func TestResponsesDropsReasoningWithoutAFollowingItem(t *testing.T) {
+	// A reasoning-only round (the model reasoned and said nothing): the API
+	// refuses a reasoning item sent back without the item that followed it.
+	srv := testkit.NewResponsesServer(t,
+		testkit.Round{Reasoning: "hmm"},
+		testkit.Round{Text: "here"},
+	)
+	m := openai.NewResponses(openai.Options{APIKey: "k", BaseURL: srv.BaseURL(), ReasoningEffort: "low"})
+	req := ask("q")
+	resp, err := llm.Collect(must(m.Stream(context.Background(), req)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Parts) == 0 || resp.Parts[0].Kind != llm.PartReasoning {
+		t.Fatalf("round 1 parts %+v, want the reasoning kept", resp.Parts)
+	}
+	req.Items = append(req.Items, llm.Item{Role: llm.RoleAssistant, Parts: resp.Parts}, llm.UserText("answer please"))
+	if _, err := llm.Collect(must(m.Stream(context.Background(), req))); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Input []map[string]any `json:"input"`
+	}
+	json.Unmarshal(srv.Requests()[1].Body, &body)
+	for _, in := range body.Input {
+		if in["type"] == "reasoning" {
+			t.Errorf("a reasoning item with nothing after it was sent back: %v", in)
+		}
+	}
+}
+
 func TestMissingCallIDsGetFreshUniqueIDs(t *testing.T) {
 	// A server that sends calls without ids: the adapter must not invent
 	// call_0 twice.

@@ -129,11 +129,23 @@ func appendAssistant(out []responses.ResponseInputItemUnionParam, it *llm.Item, 
 			text.Reset()
 		}
 	}
-	for _, p := range it.Parts {
+	// The API refuses a reasoning item sent back without the item that
+	// followed it (a message or a call): reasoning after the last output of
+	// the item — a reasoning-only round — stays in history but is not sent.
+	lastOutput := -1
+	for i, p := range it.Parts {
+		if (p.Kind == llm.PartText && p.Text != "") || (p.Kind == llm.PartCall && p.Call != nil) {
+			lastOutput = i
+		}
+	}
+	for i, p := range it.Parts {
 		switch p.Kind {
 		case llm.PartText:
 			text.WriteString(p.Text)
 		case llm.PartReasoning:
+			if i > lastOutput {
+				continue
+			}
 			if item, ok := reasoningInput(p, store); ok {
 				flushText()
 				out = append(out, item)
