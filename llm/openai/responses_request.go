@@ -96,6 +96,11 @@ func responsesInput(items []llm.Item, store bool) ([]responses.ResponseInputItem
 		case llm.RoleUser:
 			user = append(user, it.Text())
 		case llm.RoleAssistant:
+			if lastOutput(it) < 0 {
+				// Nothing of it can be sent (reasoning alone): the user
+				// messages around it stay one message.
+				continue
+			}
 			flushUser()
 			out = appendAssistant(out, it, store)
 		case llm.RoleTool:
@@ -132,18 +137,13 @@ func appendAssistant(out []responses.ResponseInputItemUnionParam, it *llm.Item, 
 	// The API refuses a reasoning item sent back without the item that
 	// followed it (a message or a call): reasoning after the last output of
 	// the item — a reasoning-only round — stays in history but is not sent.
-	lastOutput := -1
-	for i, p := range it.Parts {
-		if (p.Kind == llm.PartText && p.Text != "") || (p.Kind == llm.PartCall && p.Call != nil) {
-			lastOutput = i
-		}
-	}
+	last := lastOutput(it)
 	for i, p := range it.Parts {
 		switch p.Kind {
 		case llm.PartText:
 			text.WriteString(p.Text)
 		case llm.PartReasoning:
-			if i > lastOutput {
+			if i > last {
 				continue
 			}
 			if item, ok := reasoningInput(p, store); ok {
@@ -195,4 +195,16 @@ func reasoningInput(p llm.Part, store bool) (responses.ResponseInputItemUnionPar
 	// requires but a stateless request must not send.
 	r := param.Override[responses.ResponseReasoningItemParam](item)
 	return responses.ResponseInputItemUnionParam{OfReasoning: &r}, true
+}
+
+// lastOutput is the index of the item's last part the API counts as output
+// (text or a call), or -1.
+func lastOutput(it *llm.Item) int {
+	last := -1
+	for i, p := range it.Parts {
+		if (p.Kind == llm.PartText && p.Text != "") || (p.Kind == llm.PartCall && p.Call != nil) {
+			last = i
+		}
+	}
+	return last
 }
