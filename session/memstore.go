@@ -23,6 +23,7 @@ type memThread struct {
 	turns  []Turn
 	items  []llm.Item
 	steers []llm.Item
+	read   map[string]bool // ids of steers recorded in the history
 }
 
 // NewMemStore returns an empty store.
@@ -53,7 +54,19 @@ func (m *MemStore) LoadThread(_ context.Context, id string) (*Snapshot, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrThreadNotFound, id)
 	}
-	return &Snapshot{Thread: t.th, Turns: slices.Clone(t.turns), Items: slices.Clone(t.items)}, nil
+	snap := &Snapshot{Thread: t.th, Turns: slices.Clone(t.turns), Items: slices.Clone(t.items)}
+	for _, it := range t.steers {
+		running := slices.ContainsFunc(t.turns, func(tu Turn) bool { return tu.ID == it.TurnID && tu.Status == TurnInProgress })
+		if t.read[it.ID] || running {
+			// Read already, or the running turn's scheduler holds it.
+			continue
+		}
+		if snap.Steers == nil {
+			snap.Steers = make(map[string][]llm.Item)
+		}
+		snap.Steers[it.TurnID] = append(snap.Steers[it.TurnID], it)
+	}
+	return snap, nil
 }
 
 // ListThreads implements Store.
@@ -92,6 +105,12 @@ func (m *MemStore) Record(_ context.Context, threadID string, it llm.Item) error
 	t, ok := m.threads[threadID]
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrThreadNotFound, threadID)
+	}
+	if it.Origin == llm.OriginSteer && it.ID != "" {
+		if t.read == nil {
+			t.read = make(map[string]bool)
+		}
+		t.read[it.ID] = true
 	}
 	if it.ID != "" {
 		for i := range t.items {

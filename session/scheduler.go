@@ -157,53 +157,99 @@ func (s *Scheduler) thread(ctx context.Context, id string) (*thread, error) {
 	if err != nil {
 		return nil, err
 	}
-	th = loaded(snap)
+	th, leftover := loaded(snap)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil, ErrClosed
 	}
 	if prev, ok := s.threads[id]; ok {
 		// Loaded meanwhile by another caller: theirs wins.
+		s.mu.Unlock()
 		return prev, nil
 	}
 	s.threads[id] = th
+	s.mu.Unlock()
+
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	// Store errors below are not the caller's: what is not stored yet is
+	// stored at the turn's next change, and steered input stays pending
+	// in the store until a turn records it, so a later load finds it.
+	ctx = context.WithoutCancel(ctx)
+	if leftover != nil {
+		// Steered input a stopped process accepted after its turn's last
+		// read becomes the next turn, as it would have in that process.
+		leftover.rec.CreatedAt = s.c.Now()
+		_ = s.c.Store.SaveTurn(ctx, *leftover.rec)
+	}
 	if th.active == nil && len(th.queue) > 0 {
-		// Turns queued before a restart run now, as they were asked for.
-		th.mu.Lock()
-		th.active, th.queue = th.queue[0], th.queue[1:]
-		th.active.rec.Status = TurnInProgress
-		th.running = true
-		th.mu.Unlock()
-		s.wg.Add(1)
-		go s.drive(th, th.active)
+		// Turns queued before a restart run now, as they were asked for;
+		// stored as running first, so that the store accepts input
+		// steered into them (it takes steers for running turns only).
+		t := th.queue[0]
+		th.active, th.queue = t, th.queue[1:]
+		t.rec.Status = TurnInProgress
+		_ = s.c.Store.SaveTurn(ctx, *t.rec)
+		if err := s.launch(th, t); err != nil {
+			return nil, err
+		}
 	}
 	return th, nil
 }
 
-// loaded builds a thread's scheduling state from a snapshot.
-func loaded(snap *Snapshot) *thread {
-	th := &thread{info: snap.Thread, changed: make(chan struct{})}
+// loaded builds a thread's scheduling state from a snapshot. Steered input
+// no turn has read (its process stopped first) is never dropped: a paused or
+// queued turn gets it in its inbox and reads it before its next model
+// request (a paused one once answered); input steered into a turn that has
+// ended comes back as leftover, a new turn first in the queue, which the
+// caller stores.
+func loaded(snap *Snapshot) (th *thread, leftover *turnRun) {
+	th = &thread{info: snap.Thread, changed: make(chan struct{})}
 	paused := ""
+	// queued holds the ids of the input items of queued turns: input
+	// steered as a turn ended is the next turn's input until that turn
+	// records it, and must not come back twice.
+	queued := make(map[string]bool)
+	var left []llm.Item
 	for i := range snap.Turns {
 		rec := snap.Turns[i]
 		th.turns = append(th.turns, &rec)
+		var t *turnRun
 		switch rec.Status {
 		case TurnPaused:
 			if rec.State != nil && th.active == nil {
-				th.active = &turnRun{rec: &rec, state: rec.State}
+				t = &turnRun{rec: &rec, state: rec.State}
+				th.active = t
 				paused = rec.ID
 			}
 		case TurnQueued:
-			th.queue = append(th.queue, &turnRun{rec: &rec, input: rec.Input})
+			t = &turnRun{rec: &rec, input: rec.Input}
+			th.queue = append(th.queue, t)
+			for _, it := range rec.Input {
+				queued[it.ID] = true
+			}
 		}
+		for _, it := range snap.Steers[rec.ID] {
+			if t != nil {
+				t.inbox.put(it)
+			} else {
+				left = append(left, it)
+			}
+		}
+	}
+	left = slices.DeleteFunc(left, func(it llm.Item) bool { return queued[it.ID] })
+	if len(left) > 0 {
+		leftover = &turnRun{rec: &Turn{ID: loop.NewID("turn"), ThreadID: th.info.ID, Status: TurnQueued, Input: left}, input: left}
+		th.turns = append(th.turns, leftover.rec)
+		th.queue = slices.Insert(th.queue, 0, leftover)
 	}
 	for _, it := range snap.Items {
 		if paused == "" || it.TurnID != paused {
 			th.history = append(th.history, it)
 		}
 	}
-	return th
+	return th, leftover
 }
 
 // Subscribe returns a subscription to the events of a thread's turns from

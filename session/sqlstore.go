@@ -72,6 +72,23 @@ func (a *SQLStore) LoadThread(ctx context.Context, id string) (*Snapshot, error)
 		}
 		out.Turns[len(out.Turns)-1].State = st
 	}
+	for _, t := range snap.Turns {
+		// A turn running after normalization belongs to a live process,
+		// which will read its own steers.
+		if t.Status == store.StatusRunning {
+			continue
+		}
+		steers, err := a.s.PendingSteers(ctx, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(steers) > 0 {
+			if out.Steers == nil {
+				out.Steers = make(map[string][]llm.Item)
+			}
+			out.Steers[t.ID] = steers
+		}
+	}
 	return out, nil
 }
 

@@ -18,7 +18,9 @@ type Store interface {
 	SaveThread(ctx context.Context, th Thread) error
 	// LoadThread returns a thread with its turns and items, normalized
 	// (DESIGN §2.5: a turn cut by a crash is interrupted and its calls are
-	// answered). A missing thread is an error matching ErrThreadNotFound.
+	// answered), and the steered input of its turns that no turn has read
+	// yet (Snapshot.Steers). A missing thread is an error matching
+	// ErrThreadNotFound.
 	LoadThread(ctx context.Context, id string) (*Snapshot, error)
 	// ListThreads returns up to limit threads, most recently updated first,
 	// starting after cursor (""), and the cursor of the next page ("" at
@@ -33,7 +35,7 @@ type Store interface {
 	SaveTurn(ctx context.Context, t Turn) error
 	// AddSteer persists input accepted for a running turn before the turn
 	// reads it. The item has its id; when the turn reads it, Record
-	// commits it to the history under the same id.
+	// commits it to the history under the same id, which marks it read.
 	AddSteer(ctx context.Context, threadID, turnID string, it llm.Item) error
 }
 
@@ -113,4 +115,10 @@ type Snapshot struct {
 	Thread Thread     `json:"thread"`
 	Turns  []Turn     `json:"turns"`
 	Items  []llm.Item `json:"items"`
+	// Steers holds, by turn id, the input steered into a turn and not yet
+	// in the history, in the order it was accepted: what a process that
+	// stopped before the turn read it leaves behind. A scheduler opening
+	// the thread hands it back (see Scheduler.ResumeThread). Turns still
+	// running in another process are left out.
+	Steers map[string][]llm.Item `json:"-"`
 }
