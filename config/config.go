@@ -29,6 +29,8 @@
 // it means.
 package config
 
+import "github.com/reinhq/rein/tools/mcp"
+
 // File is the parsed configuration file.
 type File struct {
 	// Model is the model spec ("provider:model") used when none is given.
@@ -38,9 +40,19 @@ type File struct {
 	// Models overrides the capabilities of models of built-in providers,
 	// keyed by "provider:model".
 	Models map[string]Capabilities `toml:"models"`
+	// MCP configures MCP servers, whose tools are offered as deferred
+	// tools (a manifest line each, loaded with load_tools).
+	MCP MCP `toml:"mcp"`
 
 	// Path is where the file was read from; empty when there was none.
 	Path string `toml:"-"`
+}
+
+// MCP is the [mcp] table: servers by name, each as in mcp.ServerConfig
+// ([mcp.servers.NAME] with command/args/env or url/headers, start_timeout,
+// call_timeout, trusted).
+type MCP struct {
+	Servers map[string]mcp.ServerConfig `toml:"servers"`
 }
 
 // Provider is a named provider.

@@ -73,6 +73,14 @@ func newChatCmd() *cobra.Command {
 			defer st.Close()
 			f.tools.approval = f.approval
 			f.tools.st = st
+			mcpm, err := startMCP(cmd.Context(), cmd.ErrOrStderr())
+			if err != nil {
+				return usageError(err)
+			}
+			if mcpm != nil {
+				defer mcpm.Close()
+			}
+			f.tools.mcp = mcpm
 			set, _, capability, err := composeTools(cmd.Context(), ws, &f.tools, cmd.ErrOrStderr())
 			if err != nil {
 				return usageError(err)

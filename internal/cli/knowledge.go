@@ -14,6 +14,7 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/cron"
 	"github.com/reinhq/rein/tools/kb"
+	"github.com/reinhq/rein/tools/mcp"
 	"github.com/reinhq/rein/tools/memory"
 	"github.com/reinhq/rein/tools/notes"
 	"github.com/reinhq/rein/tools/skills"
@@ -27,6 +28,7 @@ import (
 // knowledge seed of the first user message.
 type knowledge struct {
 	st        *store.Store // nil: no store, so every store gate fails closed
+	mcp       *mcp.Manager
 	kbs       []string
 	workspace string
 
@@ -47,7 +49,7 @@ var errNoStore = errors.New("no store is open for this command")
 // files that cannot be read are an error: the user named them. Everything
 // else that fails only leaves its tools out (the gates fail closed).
 func loadKnowledge(ctx context.Context, f *toolFlags, ws *sandbox.Workspace) (*knowledge, error) {
-	k := &knowledge{st: f.st, kbs: f.kbs, workspace: ws.Dir()}
+	k := &knowledge{st: f.st, kbs: f.kbs, workspace: ws.Dir(), mcp: f.mcp}
 	srcs, err := sources.Load(f.attach)
 	if err != nil {
 		return nil, err
@@ -141,6 +143,9 @@ func (k *knowledge) prompt(ctx context.Context, set *tool.Set, logw io.Writer) s
 	}
 	if _, ok := set.Get(notes.ListName); ok {
 		add("notebooks", notes.Prompt(k.notebooks))
+	}
+	if _, ok := set.Get("load_tools"); ok {
+		blocks = append(blocks, manifestBlock(k.mcp))
 	}
 	return strings.Join(blocks, "\n\n")
 }

@@ -141,6 +141,14 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	} else {
 		s.flags.tools.approval = s.flags.approval
 		s.flags.tools.st = p.st
+		m, err := startMCP(cmd.Context(), cmd.ErrOrStderr())
+		if err != nil {
+			return usageError(err)
+		}
+		if m != nil {
+			defer m.Close()
+		}
+		s.flags.tools.mcp = m
 		set, _, capability, err := composeTools(cmd.Context(), ws, &s.flags.tools, cmd.ErrOrStderr())
 		if err != nil {
 			return usageError(err)

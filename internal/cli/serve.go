@@ -21,6 +21,7 @@ import (
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/cron"
+	"github.com/reinhq/rein/tools/mcp"
 )
 
 // serveFlags are the flags of rein serve. The model, workspace, approval
@@ -90,7 +91,14 @@ func serve(cmd *cobra.Command, f *serveFlags, dir string) error {
 		return err
 	}
 	defer st.Close()
-	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), st: st, models: make(map[string]modelCaps)}
+	mcpm, err := startMCP(ctx, cmd.ErrOrStderr())
+	if err != nil {
+		return usageError(err)
+	}
+	if mcpm != nil {
+		defer mcpm.Close()
+	}
+	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), st: st, mcp: mcpm, models: make(map[string]modelCaps)}
 	sched, err := session.New(session.Config{Store: session.NewSQLStore(st), Setup: b.setup})
 	if err != nil {
 		return err
@@ -146,6 +154,8 @@ type serveBackend struct {
 	// st holds the threads and the tools' data (knowledge, memory, notes,
 	// jobs).
 	st *store.Store
+	// mcp is the MCP servers of the config file, shared by every thread.
+	mcp *mcp.Manager
 
 	mu     sync.Mutex
 	models map[string]modelCaps // by thread id
@@ -240,7 +250,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	if approval == "" {
 		approval = b.f.approval
 	}
-	tf := &toolFlags{approval: approval, enabled: c.EnableTools, suppressed: c.DisableTools, capability: defaultCapability, st: b.st}
+	tf := &toolFlags{approval: approval, enabled: c.EnableTools, suppressed: c.DisableTools, capability: defaultCapability, st: b.st, mcp: b.mcp}
 	set, _, capability, err := composeTools(ctx, ws, tf, b.logw)
 	if err != nil {
 		ws.Close()

@@ -22,6 +22,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv("REIN_TEST_MAIN") == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
+	if os.Getenv("REIN_TEST_MCP") == "1" {
+		// The test binary as an MCP server (mcp_test.go).
+		os.Exit(runTestMCPServer())
+	}
 	dir, err := os.MkdirTemp("", "rein-cli-test-")
 	if err != nil {
 		panic(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/reinhq/rein/tools/exec"
 	"github.com/reinhq/rein/tools/fs"
 	"github.com/reinhq/rein/tools/github"
+	"github.com/reinhq/rein/tools/mcp"
 	"github.com/reinhq/rein/tools/web"
 )
 
@@ -41,6 +42,9 @@ type toolFlags struct {
 	// command before composing; nil leaves them out (their gates fail
 	// closed).
 	st *store.Store
+	// mcp is the process's MCP servers, nil when none are configured:
+	// their tools are deferred, offered through load_tools.
+	mcp *mcp.Manager
 	// loaded is the knowledge composeTools read, for the system prompt and
 	// the seed.
 	loaded *knowledge
@@ -168,8 +172,14 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 	for _, t := range k.tools() {
 		reg.Add(t)
 	}
+	var loader *deferredLoader
+	if f.mcp != nil && len(f.mcp.Names()) > 0 {
+		loader = newDeferredLoader(f.mcp)
+		reg.Add(loader)
+	}
 	gates := f.gates()
 	maps.Copy(gates, k.gates())
+	gates[tool.HasDeferredTools] = tool.On(loader != nil)
 	set, rep := tool.Compose(ctx, tool.Composition{
 		Registry:   reg,
 		Enabled:    f.enabled,
@@ -178,6 +188,9 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 		Suppressed: f.suppressed,
 		Logger:     slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
+	if loader != nil {
+		loader.bind(set)
+	}
 	return set, rep, c, nil
 }
 
