@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reinhq/rein/session"
@@ -23,7 +24,10 @@ func (s *Server) ServeConn(ctx context.Context, t Transport) error {
 }
 
 func (s *Server) newConn(t Transport) *conn {
-	return &conn{s: s, t: t, out: newOutbox(s.c.QueueSize, s.c.Reserve), subs: make(map[string]*session.Subscription)}
+	return &conn{
+		s: s, t: t, out: newOutbox(s.c.QueueSize, s.c.Reserve), subs: make(map[string]*watched),
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), pumped: make(chan struct{}),
+	}
 }
 
 func (c *conn) serve(ctx context.Context) error {
@@ -45,6 +49,10 @@ func (c *conn) serve(ctx context.Context) error {
 				return
 			}
 		}
+	}()
+	go func() {
+		defer close(c.pumped)
+		c.pump(c.stop)
 	}()
 	// A transport whose Read ignores ctx (a pipe, stdin) is unblocked by
 	// closing it.
@@ -139,6 +147,14 @@ func (c *conn) reply(ctx context.Context, id json.RawMessage, res any, e *Error)
 	_ = c.out.respond(ctx, response{JSONRPC: "2.0", ID: id, Result: res, Error: e})
 }
 
+// watched is a thread the connection watches: its subscription and the
+// notifier that turns its events into notifications, which only the pump
+// uses.
+type watched struct {
+	sub atomic.Pointer[session.Subscription] // set once subscribed
+	n   *notifier
+}
+
 // watch subscribes the connection to a thread's notifications, once.
 func (c *conn) watch(ctx context.Context, threadID string) error {
 	c.mu.Lock()
@@ -146,29 +162,75 @@ func (c *conn) watch(ctx context.Context, threadID string) error {
 	if _, ok := c.subs[threadID]; ok {
 		return nil
 	}
-	sub, err := c.s.c.Sessions.Subscribe(ctx, threadID)
+	w := &watched{n: newNotifier(c.out.notify)}
+	sub, err := c.s.c.Sessions.SubscribeFunc(ctx, threadID, func() { c.ready(w) })
 	if err != nil {
 		return err
 	}
-	c.subs[threadID] = sub
-	c.pumps.Add(1)
-	go func() {
-		defer c.pumps.Done()
-		n := newNotifier(c.out.notify)
-		for e := range sub.Events() {
-			n.handle(e)
-		}
-	}()
+	c.subs[threadID] = w
+	w.sub.Store(sub)
+	// Events queued before w.sub was set were announced to a pump that
+	// could not take them yet.
+	c.ready(w)
 	return nil
 }
 
-// unwatchAll ends every subscription and waits for the pumps.
+// ready queues w for the pump. It is called while a turn publishes, so it
+// only appends and signals.
+func (c *conn) ready(w *watched) {
+	c.readyMu.Lock()
+	c.readyQ = append(c.readyQ, w)
+	c.readyMu.Unlock()
+	signal(c.wake)
+}
+
+// pump turns the events of every watched thread into notifications, in
+// order per thread. One goroutine per connection, however many threads it
+// watches: an idle thread costs no goroutine. It returns when stop is
+// closed, after taking what is queued then.
+func (c *conn) pump(stop <-chan struct{}) {
+	for {
+		c.readyMu.Lock()
+		q := c.readyQ
+		c.readyQ = nil
+		c.readyMu.Unlock()
+		c.pumping.Lock()
+		for _, w := range q {
+			sub := w.sub.Load()
+			if sub == nil {
+				continue // not subscribed yet: watch queues it again
+			}
+			evs, _ := sub.Poll()
+			for _, e := range evs {
+				w.n.handle(e)
+			}
+		}
+		c.pumping.Unlock()
+		if len(q) > 0 {
+			continue
+		}
+		select {
+		case <-c.wake:
+		case <-stop:
+			c.readyMu.Lock()
+			n := len(c.readyQ)
+			c.readyMu.Unlock()
+			if n == 0 {
+				return
+			}
+		}
+	}
+}
+
+// unwatchAll ends every subscription and waits for the pump to deliver what
+// they had queued.
 func (c *conn) unwatchAll() {
 	c.mu.Lock()
-	for id, sub := range c.subs {
-		sub.Close()
+	for id, w := range c.subs {
+		w.sub.Load().Close()
 		delete(c.subs, id)
 	}
 	c.mu.Unlock()
-	c.pumps.Wait()
+	close(c.stop)
+	<-c.pumped
 }

@@ -146,9 +146,16 @@ func TestOverloadedWhenTheClientStopsReading(t *testing.T) {
 	sub := func() *session.Subscription {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return c.subs[th.Thread.ID]
+		return c.subs[th.Thread.ID].sub.Load()
 	}()
-	eventually(t, "the connection has taken every event", func() bool { return len(sub.Events()) == 0 && c.out.overloaded() })
+	eventually(t, "the connection has taken every event", func() bool {
+		if sub.Pending() > 0 {
+			return false
+		}
+		c.pumping.Lock() // until the events taken are notified
+		defer c.pumping.Unlock()
+		return c.out.overloaded()
+	})
 
 	qlen := func() int {
 		c.out.mu.Lock()

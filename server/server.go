@@ -96,8 +96,9 @@ var methods = map[string]handler{
 	MethodApprovalAnswer: (*conn).approvalAnswer,
 }
 
-// conn is one client connection. It owns three kinds of goroutine: the
-// reader (ServeConn's own), the writer, and one pump per watched thread.
+// conn is one client connection. It owns three goroutines: the reader
+// (ServeConn's own), the writer, and the pump, which turns the events of
+// every watched thread into notifications.
 type conn struct {
 	s   *Server
 	t   Transport
@@ -105,6 +106,15 @@ type conn struct {
 
 	mu          sync.Mutex
 	initialized bool
-	subs        map[string]*session.Subscription
-	pumps       sync.WaitGroup
+	subs        map[string]*watched
+
+	readyMu sync.Mutex
+	readyQ  []*watched    // threads with events for the pump, in the order they came
+	wake    chan struct{} // signalled when readyQ grows
+	stop    chan struct{} // closed when the connection ends
+	pumped  chan struct{} // closed when the pump has returned
+	// pumping is held while the pump turns events it took into
+	// notifications: once a subscription has nothing pending, taking it
+	// waits until they are all queued or dropped (tests).
+	pumping sync.Mutex
 }

@@ -27,7 +27,8 @@ type Config struct {
 	// Setup builds each run's engine options. Required.
 	Setup Setup
 	// SubscriberBuffer is how many events a subscriber may fall behind
-	// (default DefaultSubscriberBuffer).
+	// (default DefaultSubscriberBuffer). It is a bound, not an allocation:
+	// a subscription holds only the events actually queued.
 	SubscriberBuffer int
 	// Now returns the current time (tests). Default time.Now.
 	Now func() time.Time
@@ -253,13 +254,23 @@ func loaded(snap *Snapshot) (th *thread, leftover *turnRun) {
 }
 
 // Subscribe returns a subscription to the events of a thread's turns from
-// now on. Close it when done.
+// now on; read it with [Subscription.Next]. Close it when done.
 func (s *Scheduler) Subscribe(ctx context.Context, threadID string) (*Subscription, error) {
+	return s.SubscribeFunc(ctx, threadID, nil)
+}
+
+// SubscribeFunc is Subscribe for a reader of many subscriptions that would
+// rather not block a goroutine on each: ready, when not nil, is called when
+// events are queued on a subscription that had none queued, and once when
+// it closes; the reader then takes them with [Subscription.Poll]. ready
+// runs while the turn publishes its event, so it must return at once and
+// must not call the scheduler or the subscription.
+func (s *Scheduler) SubscribeFunc(ctx context.Context, threadID string, ready func()) (*Subscription, error) {
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
 		return nil, err
 	}
-	return th.hub.subscribe(s.c.SubscriberBuffer)
+	return th.hub.subscribe(s.c.SubscriberBuffer, ready)
 }
 
 // Wait blocks until the turn is no longer queued or running, and returns
@@ -325,8 +336,13 @@ func cloneThread(t Thread) Thread {
 
 // emit publishes an event the scheduler itself produces (not the engine).
 func (s *Scheduler) emit(th *thread, turnID string, e event.Event) {
+	th.hub.Handle(s.stamp(th, turnID, e))
+}
+
+// stamp sets what the scheduler knows of an event it produces.
+func (s *Scheduler) stamp(th *thread, turnID string, e event.Event) event.Event {
 	e.Time = s.c.Now()
 	e.ThreadID = th.info.ID
 	e.TurnID = turnID
-	th.hub.Handle(e)
+	return e
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
@@ -224,12 +225,13 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	th.mu.Unlock()
 
 	var out *loop.Outcome
+	tail := &settle{hub: &th.hub}
 	o, release, err := s.c.Setup(ctx, info)
 	if err == nil {
 		o.Steer = &t.inbox
 		o.Journal = s.c.Store
 		o.Waiter = nil
-		o.Events = event.Multi(o.Events, &th.hub)
+		o.Events = event.Multi(o.Events, tail)
 		var eng *loop.Engine
 		if eng, err = loop.New(o); err == nil {
 			if state != nil {
@@ -248,13 +250,52 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 			s.emit(th, t.rec.ID, event.Event{Type: event.TurnStarted})
 		}
 		out = &loop.Outcome{TurnID: t.rec.ID, Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: fmt.Errorf("session: %w", err), Approved: info.Approved}
-		s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(out.Status), Code: string(out.StopReason), Turn: out.Summary()})
+		tail.Handle(s.stamp(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(out.Status), Code: string(out.StopReason), Turn: out.Summary()}))
 	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	t.cancel = nil
 	s.ended(th, t, out)
-	return s.next(th)
+	nt := s.next(th)
+	tail.flush()
+	return nt
+}
+
+// settle publishes a run's events to the thread's subscribers, except those
+// that end the run (pause_requested, turn_completed, and any after them):
+// they are held until the scheduler has recorded the end, so that a client
+// acting on them (answering the pause, steering or starting the next turn)
+// finds the thread in the state they announce rather than the turn still
+// active.
+type settle struct {
+	hub *hub
+
+	mu   sync.Mutex
+	held []event.Event
+}
+
+// Handle implements event.Handler.
+func (r *settle) Handle(e event.Event) {
+	r.mu.Lock()
+	if len(r.held) > 0 || e.Type == event.PauseRequested || e.Type == event.TurnCompleted {
+		// Copied now: what it points to may change before it is published.
+		r.held = append(r.held, detach(e))
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	r.hub.Handle(e)
+}
+
+// flush publishes the held events.
+func (r *settle) flush() {
+	r.mu.Lock()
+	held := r.held
+	r.held = nil
+	r.mu.Unlock()
+	for _, e := range held {
+		r.hub.Handle(e)
+	}
 }
 
 // ended records how a run ended; th.mu is held. Store errors here cannot be
@@ -359,9 +400,12 @@ func (s *Scheduler) abandon(ctx context.Context, th *thread, t *turnRun) error {
 		Items: items, Approved: st.Approved, Err: firstErr,
 	}
 	t.state = nil
-	s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(out.Status), Code: string(out.StopReason), Turn: out.Summary()})
 	s.ended(th, t, out)
-	if nt := s.next(th); nt != nil {
+	nt := s.next(th)
+	// Published once the turn is recorded as ended, and before the next
+	// turn starts.
+	s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(out.Status), Code: string(out.StopReason), Turn: out.Summary()})
+	if nt != nil {
 		if err := s.launch(th, nt); err != nil {
 			return err
 		}

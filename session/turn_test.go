@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -204,11 +205,8 @@ func TestAnswerContinuesThePausedTurn(t *testing.T) {
 		t.Error(err)
 	}
 	var resolved bool
-	for e := range sub.Events() {
+	for _, e := range nextUntil(t, sub, event.TurnCompleted) {
 		resolved = resolved || e.Type == event.PauseResolved
-		if e.Type == event.TurnCompleted {
-			break
-		}
 	}
 	if !resolved {
 		t.Error("no pause_resolved event for subscribers")
@@ -261,17 +259,19 @@ func TestSubscribers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			timeout := time.After(10 * time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
 			for {
-				select {
-				case e := <-sub.Events():
+				evs, err := sub.Next(ctx)
+				if err != nil {
+					t.Errorf("subscriber %d: no turn_completed after %d events (dropped %d): %v", i, counts[i], sub.Dropped(), err)
+					return
+				}
+				for _, e := range evs {
 					counts[i]++
 					if e.Type == event.TurnCompleted {
 						return
 					}
-				case <-timeout:
-					t.Errorf("subscriber %d: no turn_completed after %d events (dropped %d)", i, counts[i], sub.Dropped())
-					return
 				}
 			}
 		}()
@@ -289,12 +289,109 @@ func TestSubscribers(t *testing.T) {
 	}
 	// Once it reads, the next event that fits is preceded by a warning
 	// that says how many were lost.
-	for range len(slow.Events()) {
-		<-slow.Events()
+	if _, err := slow.Poll(); err != nil || slow.Pending() != 0 {
+		t.Fatalf("poll: %v, %d events left", err, slow.Pending())
 	}
 	h.wait(th, h.start(th, "more").ID)
-	e := <-slow.Events()
+	evs, err := slow.Poll()
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("poll after the next turn: %d events, %v", len(evs), err)
+	}
+	e := evs[0]
 	if e.Type != event.Warning || e.Code != session.WarnEventsDropped || e.Extra["dropped"] != int(slow.Dropped()) {
 		t.Errorf("first event after the gap %+v, want the drop warning for %d events", e, slow.Dropped())
 	}
+}
+
+// nextUntil reads sub until an event of type last, and returns what it read.
+func nextUntil(t *testing.T, sub *session.Subscription, last event.Type) []event.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	var got []event.Event
+	for {
+		evs, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("no %s event after %d events (%v): %v", last, len(got), types(got), err)
+		}
+		for _, e := range evs {
+			got = append(got, e)
+			if e.Type == last {
+				return got
+			}
+		}
+	}
+}
+
+// TestSubscribersSeeTheEndOnceRecorded: a client acting on the event that
+// ends a run finds the thread in the state the event announces: after
+// turn_completed no turn is active (a steer is refused, not taken into a
+// turn that has stopped reading), after pause_requested the turn takes its
+// answer.
+func TestSubscribersSeeTheEndOnceRecorded(t *testing.T) {
+	const turns = 30
+	tests := []struct {
+		name  string
+		round func(i int) scripted.Round
+		last  event.Type // read up to
+		act   func(h *harness, th, turn string, i int) error
+		want  error
+	}{
+		{
+			name: "no active turn after turn_completed", last: event.TurnCompleted,
+			round: func(int) scripted.Round { return scripted.Round{Text: "done"} },
+			act: func(h *harness, th, turn string, _ int) error {
+				_, err := h.s.Steer(h.t.Context(), th, turn, llm.UserText("late"))
+				return err
+			},
+			want: session.ErrNoActiveTurn,
+		},
+		{
+			name: "the turn takes an answer after pause_requested", last: event.PauseRequested,
+			round: func(i int) scripted.Round {
+				return scripted.Round{Calls: []scripted.Call{{ID: fmt.Sprintf("a%d", i), Name: "ask_user"}}}
+			},
+			act: func(h *harness, th, turn string, i int) error {
+				err := h.s.Answer(h.t.Context(), th, loop.Answer{TurnID: turn, CallID: fmt.Sprintf("a%d", i), Text: "yes"})
+				if err == nil {
+					h.wait(th, turn)
+				}
+				return err
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, askTool())
+			var rounds []scripted.Round
+			for i := range turns {
+				rounds = append(rounds, tt.round(i))
+				if tt.last == event.PauseRequested {
+					rounds = append(rounds, scripted.Round{Text: "thanks"})
+				}
+			}
+			th, _ := h.thread(scripted.Script{Rounds: rounds})
+			sub, err := h.s.Subscribe(t.Context(), th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			for i := range turns {
+				tu := h.start(th, "go")
+				nextUntil(t, sub, tt.last)
+				if err := tt.act(h, th, tu.ID, i); !errors.Is(err, tt.want) {
+					t.Fatalf("turn %d: %v, want %v", i+1, err, tt.want)
+				}
+				h.wait(th, tu.ID)
+			}
+		})
+	}
+}
+
+func types(evs []event.Event) []event.Type {
+	var out []event.Type
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
 }
