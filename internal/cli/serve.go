@@ -98,7 +98,11 @@ func serve(cmd *cobra.Command, f *serveFlags, dir string) error {
 	if mcpm != nil {
 		defer mcpm.Close()
 	}
-	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), st: st, mcp: mcpm, models: make(map[string]modelCaps)}
+	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), st: st, mcp: mcpm,
+		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+	// After the scheduler's Close (deferred below, so run first): no run
+	// uses a workspace any more.
+	defer b.close()
 	sched, err := session.New(session.Config{Store: session.NewSQLStore(st), Setup: b.setup})
 	if err != nil {
 		return err
@@ -145,7 +149,9 @@ func serve(cmd *cobra.Command, f *serveFlags, dir string) error {
 
 // serveBackend builds the engine options of each thread's runs: the model
 // from the thread's spec (provider.Open, once per thread), the tools
-// composed in its workspace.
+// composed in its workspace (once per thread too, as rein chat composes
+// them once for its turns: composing on every run made garbage in
+// proportion to the turns served).
 type serveBackend struct {
 	f    *serveFlags
 	dir  string
@@ -158,7 +164,22 @@ type serveBackend struct {
 	mcp *mcp.Manager
 
 	mu     sync.Mutex
-	models map[string]modelCaps // by thread id
+	models map[string]modelCaps    // by thread id
+	tools  map[string]*threadTools // by thread id
+	// workspaces are shared by the threads of one directory (a Workspace
+	// is safe for concurrent use): one directory handle each, not one per
+	// thread.
+	workspaces map[string]*sandbox.Workspace // by directory
+	closed     bool
+}
+
+// threadTools is what a thread's runs share: the tool set (which the
+// thread's load_tools calls grow, so it is the thread's own) and the system
+// prompt composed with it. What must be fresh for each turn is not kept
+// here: the turn's input, and its knowledge seed, are the engine's.
+type threadTools struct {
+	set    *tool.Set
+	system string
 }
 
 // modelCaps is a thread's model and what is known of it.
@@ -238,39 +259,90 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 		return loop.Options{}, nil, err
 	}
 	m := mc.m
-	dir, err := b.workspace(c)
-	if err != nil {
-		return loop.Options{}, nil, err
-	}
-	ws, err := sandbox.Open(dir)
-	if err != nil {
-		return loop.Options{}, nil, fmt.Errorf("workspace: %w", err)
-	}
 	approval := c.Approval
 	if approval == "" {
 		approval = b.f.approval
 	}
-	tf := &toolFlags{approval: approval, enabled: c.EnableTools, suppressed: c.DisableTools, capability: defaultCapability, st: b.st, mcp: b.mcp}
-	set, _, capability, err := composeTools(ctx, ws, tf, b.logw)
+	tt, err := b.threadTools(ctx, th, approval)
 	if err != nil {
-		ws.Close()
 		return loop.Options{}, nil, err
 	}
 	maxRounds := c.MaxRounds
 	if maxRounds == 0 {
 		maxRounds = b.f.maxRounds
 	}
-	o := loop.Options{Model: m, ModelName: spec.Model, Tools: set, System: c.Instructions, MaxRounds: maxRounds, Policy: tool.Policy(approval)}
+	o := loop.Options{Model: m, ModelName: spec.Model, Tools: tt.set, System: tt.system, MaxRounds: maxRounds, Policy: tool.Policy(approval)}
 	if spec.Provider == "scripted" {
 		o.ModelName = ""
 	}
-	if capability != nil && capability.Prompt != "" {
-		o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
-	}
-	o.System = joinPrompt(o.System, tf.loaded.prompt(ctx, set, b.logw))
 	if err := applyCaps(&o, &turnSetup{flags: &turnFlags{}, spec: spec, caps: &mc.caps}); err != nil {
-		ws.Close()
 		return loop.Options{}, nil, err
 	}
-	return o, func() { ws.Close() }, nil
+	return o, nil, nil
+}
+
+// threadTools returns the thread's tool set and system prompt, composing
+// them in the thread's workspace on its first run. A thread's runs are one
+// at a time, so two never compose for the same thread at once.
+func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, approval string) (*threadTools, error) {
+	b.mu.Lock()
+	tt, ok := b.tools[th.ID]
+	b.mu.Unlock()
+	if ok {
+		return tt, nil
+	}
+	c := th.Config
+	dir, err := b.workspace(c)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := b.openWorkspace(dir)
+	if err != nil {
+		return nil, err
+	}
+	tf := &toolFlags{approval: approval, enabled: c.EnableTools, suppressed: c.DisableTools, capability: defaultCapability, st: b.st, mcp: b.mcp}
+	set, _, capability, err := composeTools(ctx, ws, tf, b.logw)
+	if err != nil {
+		return nil, err
+	}
+	system := c.Instructions
+	if capability != nil && capability.Prompt != "" {
+		system = strings.TrimSpace(system + "\n\n" + capability.Prompt)
+	}
+	tt = &threadTools{set: set, system: joinPrompt(system, tf.loaded.prompt(ctx, set, b.logw))}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.tools[th.ID] = tt
+	return tt, nil
+}
+
+// openWorkspace returns the workspace of dir, opening it on first use.
+func (b *serveBackend) openWorkspace(dir string) (*sandbox.Workspace, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, session.ErrClosed
+	}
+	if ws, ok := b.workspaces[dir]; ok {
+		return ws, nil
+	}
+	ws, err := sandbox.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	b.workspaces[dir] = ws
+	return ws, nil
+}
+
+// close releases the workspaces once no run can use them (the scheduler
+// is closed).
+func (b *serveBackend) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for dir, ws := range b.workspaces {
+		ws.Close()
+		delete(b.workspaces, dir)
+	}
+	clear(b.tools)
 }

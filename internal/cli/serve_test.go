@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/session"
 )
 
 // rpcClient talks JSON-RPC to `rein serve --stdio` through pipes.
@@ -104,5 +108,56 @@ func TestServeStdioRunsATurnWithTheStoreTools(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not exit after its input closed")
+	}
+}
+
+// TestServeComposesAThreadsToolsOnce: rein serve composes a thread's tools
+// and prompt on its first run and reuses them for the next ones (as chat
+// does), gives every thread its own set (load_tools grows it), and opens a
+// workspace once for all its threads.
+func TestServeComposesAThreadsToolsOnce(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	script := writeScript(t, "rounds:\n  - text: hi\n")
+	st, err := openStore(t.Context(), filepath.Join(dir, "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st,
+		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+	setup := func(id string) loop.Options {
+		t.Helper()
+		o, release, err := b.setup(t.Context(), session.Thread{ID: id, Config: session.ThreadConfig{Instructions: "be brief"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if release != nil {
+			release()
+		}
+		return o
+	}
+	first, again, other := setup("thread_a"), setup("thread_a"), setup("thread_b")
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"a thread's runs share its tool set", first.Tools == again.Tools},
+		{"a thread's runs share its system prompt", first.System == again.System && strings.Contains(first.System, "be brief")},
+		{"threads have sets of their own", first.Tools != other.Tools},
+		{"the tools are those of the workspace", first.Tools.Len() > 0 && first.Tools.Len() == other.Tools.Len()},
+		{"the threads of a workspace share its handle", len(b.workspaces) == 1},
+	}
+	for _, tt := range tests {
+		if !tt.ok {
+			t.Errorf("not so: %s", tt.name)
+		}
+	}
+	b.close()
+	if len(b.workspaces) != 0 {
+		t.Errorf("%d workspaces still open after close", len(b.workspaces))
+	}
+	if _, _, err := b.setup(t.Context(), session.Thread{ID: "thread_c"}); err == nil {
+		t.Error("a run set up after close, want an error")
 	}
 }
