@@ -154,23 +154,7 @@ func newKBCmd() *cobra.Command {
 		Short: "Remove knowledge bases with their files and index",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openStore(cmd.Context(), db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			var errs []error
-			for _, name := range args {
-				if err := st.DeleteKB(cmd.Context(), name); err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), "removed", name)
-			}
-			if len(errs) > 0 {
-				return &exitError{code: ExitFailed, err: errors.Join(errs...)}
-			}
-			return nil
+			return removeEach(cmd, db, args, (*store.Store).DeleteKB)
 		},
 	}
 	cmd.AddCommand(add, list, files, search, rm)

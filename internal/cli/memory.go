@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -80,23 +79,7 @@ func newMemoryCmd() *cobra.Command {
 		Short: "Remove entries by id (m1, m2, …)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openStore(cmd.Context(), db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			var errs []error
-			for _, id := range args {
-				if err := st.DeleteMemory(cmd.Context(), id); err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), "removed", id)
-			}
-			if len(errs) > 0 {
-				return &exitError{code: ExitFailed, err: errors.Join(errs...)}
-			}
-			return nil
+			return removeEach(cmd, db, args, (*store.Store).DeleteMemory)
 		},
 	}
 	cmd.AddCommand(list, add, rm)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -113,23 +112,7 @@ func newNotesCmd() *cobra.Command {
 		Short: "Remove notebooks with their records",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openStore(cmd.Context(), db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			var errs []error
-			for _, ref := range args {
-				if err := st.DeleteNotebook(cmd.Context(), ref); err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), "removed", ref)
-			}
-			if len(errs) > 0 {
-				return &exitError{code: ExitFailed, err: errors.Join(errs...)}
-			}
-			return nil
+			return removeEach(cmd, db, args, (*store.Store).DeleteNotebook)
 		},
 	}
 	cmd.AddCommand(list, show, create, rm)

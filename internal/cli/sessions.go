@@ -239,23 +239,7 @@ func newSessionsCmd() *cobra.Command {
 		Short: "Remove threads with their turns and items",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openStore(cmd.Context(), db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			var errs []error
-			for _, id := range args {
-				if err := st.DeleteThread(cmd.Context(), id); err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), "removed", id)
-			}
-			if len(errs) > 0 {
-				return &exitError{code: ExitFailed, err: errors.Join(errs...)}
-			}
-			return nil
+			return removeEach(cmd, db, args, (*store.Store).DeleteThread)
 		},
 	}
 	cmd.AddCommand(list, show, rm)
@@ -318,3 +302,26 @@ func writeItem(w io.Writer, it llm.Item) {
 }
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
+
+// removeEach is the rm of sessions, kb, memory and notes: it removes each
+// named thing from the store, says so, and fails (exit 1) naming every one
+// it could not remove, after trying them all.
+func removeEach(cmd *cobra.Command, db string, names []string, remove func(*store.Store, context.Context, string) error) error {
+	st, err := openStore(cmd.Context(), db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var errs []error
+	for _, n := range names {
+		if err := remove(st, cmd.Context(), n); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), "removed", n)
+	}
+	if len(errs) > 0 {
+		return &exitError{code: ExitFailed, err: errors.Join(errs...)}
+	}
+	return nil
+}
