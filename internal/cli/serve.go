@@ -99,7 +99,7 @@ func serve(cmd *cobra.Command, f *serveFlags, dir string) error {
 		defer mcpm.Close()
 	}
 	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), st: st, mcp: mcpm,
-		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
 	// After the scheduler's Close (deferred below, so run first): no run
 	// uses a workspace any more.
 	defer b.close()
@@ -149,9 +149,9 @@ func serve(cmd *cobra.Command, f *serveFlags, dir string) error {
 
 // serveBackend builds the engine options of each thread's runs: the model
 // from the thread's spec (provider.Open, once per thread), the tools
-// composed in its workspace (once per thread too, as rein chat composes
-// them once for its turns: composing on every run made garbage in
-// proportion to the turns served).
+// composed in its workspace (once, as rein chat composes them once for its
+// turns: composing on every run made garbage in proportion to the turns
+// served).
 type serveBackend struct {
 	f    *serveFlags
 	dir  string
@@ -164,22 +164,16 @@ type serveBackend struct {
 	mcp *mcp.Manager
 
 	mu     sync.Mutex
-	models map[string]modelCaps    // by thread id
-	tools  map[string]*threadTools // by thread id
+	models map[string]modelCaps // by thread id
+	// tools are the sets of the threads whose set grows, by thread id;
+	// shared, the others, by what they were composed from.
+	tools  map[string]*threadTools
+	shared map[toolsKey]*threadTools
 	// workspaces are shared by the threads of one directory (a Workspace
 	// is safe for concurrent use): one directory handle each, not one per
 	// thread.
 	workspaces map[string]*sandbox.Workspace // by directory
 	closed     bool
-}
-
-// threadTools is what a thread's runs share: the tool set (which the
-// thread's load_tools calls grow, so it is the thread's own) and the system
-// prompt composed with it. What must be fresh for each turn is not kept
-// here: the turn's input, and its knowledge seed, are the engine's.
-type threadTools struct {
-	set    *tool.Set
-	system string
 }
 
 // modelCaps is a thread's model and what is known of it.
@@ -271,7 +265,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	if maxRounds == 0 {
 		maxRounds = b.f.maxRounds
 	}
-	o := loop.Options{Model: m, ModelName: spec.Model, Tools: tt.set, System: tt.system, MaxRounds: maxRounds, Policy: tool.Policy(approval)}
+	o := loop.Options{Model: m, ModelName: spec.Model, Tools: tt.set, System: joinPrompt(c.Instructions, tt.prompt), MaxRounds: maxRounds, Policy: tool.Policy(approval)}
 	if spec.Provider == "scripted" {
 		o.ModelName = ""
 	}
@@ -281,20 +275,49 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	return o, nil, nil
 }
 
-// threadTools returns the thread's tool set and system prompt, composing
-// them in the thread's workspace on its first run. A thread's runs are one
-// at a time, so two never compose for the same thread at once.
+// threadTools is a composed tool set and the system prompt that goes with
+// it (the capability's and the knowledge's parts, not the thread's
+// instructions). A composed set costs about 20 KB (every tool with its
+// schema), so it is shared by every thread of the same workspace and tool
+// choices when nothing can change it; only a set with load_tools, which
+// grows the set it is bound to, is a thread's own. What must be fresh for
+// each turn is not kept here: the turn's input, and its knowledge seed,
+// are the engine's.
+type threadTools struct {
+	set    *tool.Set
+	prompt string
+}
+
+// toolsKey is what a composition depends on besides the server's flags.
+type toolsKey struct {
+	dir, approval, enabled, disabled string
+}
+
+// grows reports whether a composed set changes while it is used: load_tools
+// adds the tools it loads to it.
+func grows(set *tool.Set) bool {
+	_, ok := set.Get(mcp.LoadToolsName)
+	return ok
+}
+
+// threadTools returns the tools and prompt of the thread's runs, composing
+// them in the thread's workspace the first time. A thread's runs are one
+// at a time, so two never compose a thread's own set at once.
 func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, approval string) (*threadTools, error) {
-	b.mu.Lock()
-	tt, ok := b.tools[th.ID]
-	b.mu.Unlock()
-	if ok {
-		return tt, nil
-	}
 	c := th.Config
 	dir, err := b.workspace(c)
 	if err != nil {
 		return nil, err
+	}
+	key := toolsKey{dir: dir, approval: approval, enabled: strings.Join(c.EnableTools, "\x00"), disabled: strings.Join(c.DisableTools, "\x00")}
+	b.mu.Lock()
+	tt, ok := b.tools[th.ID]
+	if !ok {
+		tt, ok = b.shared[key]
+	}
+	b.mu.Unlock()
+	if ok {
+		return tt, nil
 	}
 	ws, err := b.openWorkspace(dir)
 	if err != nil {
@@ -305,14 +328,21 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 	if err != nil {
 		return nil, err
 	}
-	system := c.Instructions
-	if capability != nil && capability.Prompt != "" {
-		system = strings.TrimSpace(system + "\n\n" + capability.Prompt)
+	var prompt string
+	if capability != nil {
+		prompt = capability.Prompt
 	}
-	tt = &threadTools{set: set, system: joinPrompt(system, tf.loaded.prompt(ctx, set, b.logw))}
+	tt = &threadTools{set: set, prompt: joinPrompt(prompt, tf.loaded.prompt(ctx, set, b.logw))}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.tools[th.ID] = tt
+	if grows(set) {
+		b.tools[th.ID] = tt
+		return tt, nil
+	}
+	if prev, ok := b.shared[key]; ok {
+		return prev, nil // composed meanwhile for another thread
+	}
+	b.shared[key] = tt
 	return tt, nil
 }
 
@@ -345,4 +375,5 @@ func (b *serveBackend) close() {
 		delete(b.workspaces, dir)
 	}
 	clear(b.tools)
+	clear(b.shared)
 }

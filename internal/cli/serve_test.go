@@ -13,6 +13,9 @@ import (
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tools/askuser"
+	"github.com/reinhq/rein/tools/mcp"
 )
 
 // rpcClient talks JSON-RPC to `rein serve --stdio` through pipes.
@@ -111,11 +114,11 @@ func TestServeStdioRunsATurnWithTheStoreTools(t *testing.T) {
 	}
 }
 
-// TestServeComposesAThreadsToolsOnce: rein serve composes a thread's tools
-// and prompt on its first run and reuses them for the next ones (as chat
-// does), gives every thread its own set (load_tools grows it), and opens a
-// workspace once for all its threads.
-func TestServeComposesAThreadsToolsOnce(t *testing.T) {
+// TestServeComposesToolsOnce: rein serve composes a thread's tools and
+// prompt on its first run and reuses them for the next ones (as chat does);
+// threads of one workspace with the same tool choices share the set, since
+// nothing changes it, and the workspace is opened once for all of them.
+func TestServeComposesToolsOnce(t *testing.T) {
 	clearKeys(t)
 	dir := t.TempDir()
 	script := writeScript(t, "rounds:\n  - text: hi\n")
@@ -125,10 +128,10 @@ func TestServeComposesAThreadsToolsOnce(t *testing.T) {
 	}
 	defer st.Close()
 	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st,
-		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
-	setup := func(id string) loop.Options {
+		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+	setup := func(id string, c session.ThreadConfig) loop.Options {
 		t.Helper()
-		o, release, err := b.setup(t.Context(), session.Thread{ID: id, Config: session.ThreadConfig{Instructions: "be brief"}})
+		o, release, err := b.setup(t.Context(), session.Thread{ID: id, Config: c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,15 +140,19 @@ func TestServeComposesAThreadsToolsOnce(t *testing.T) {
 		}
 		return o
 	}
-	first, again, other := setup("thread_a"), setup("thread_a"), setup("thread_b")
+	first := setup("thread_a", session.ThreadConfig{Instructions: "be brief"})
+	again := setup("thread_a", session.ThreadConfig{Instructions: "be brief"})
+	same := setup("thread_b", session.ThreadConfig{Instructions: "be thorough"})
+	fewer := setup("thread_c", session.ThreadConfig{DisableTools: []string{"web_fetch", "write_file"}})
 	tests := []struct {
 		name string
 		ok   bool
 	}{
 		{"a thread's runs share its tool set", first.Tools == again.Tools},
-		{"a thread's runs share its system prompt", first.System == again.System && strings.Contains(first.System, "be brief")},
-		{"threads have sets of their own", first.Tools != other.Tools},
-		{"the tools are those of the workspace", first.Tools.Len() > 0 && first.Tools.Len() == other.Tools.Len()},
+		{"a thread's runs share its system prompt", first.System == again.System},
+		{"threads with the same tools share the set", first.Tools == same.Tools},
+		{"each thread keeps its instructions", strings.HasPrefix(first.System, "be brief") && strings.HasPrefix(same.System, "be thorough")},
+		{"threads with other tools have their own set", fewer.Tools != first.Tools && fewer.Tools.Len() < first.Tools.Len()},
 		{"the threads of a workspace share its handle", len(b.workspaces) == 1},
 	}
 	for _, tt := range tests {
@@ -157,7 +164,23 @@ func TestServeComposesAThreadsToolsOnce(t *testing.T) {
 	if len(b.workspaces) != 0 {
 		t.Errorf("%d workspaces still open after close", len(b.workspaces))
 	}
-	if _, _, err := b.setup(t.Context(), session.Thread{ID: "thread_c"}); err == nil {
+	if _, _, err := b.setup(t.Context(), session.Thread{ID: "thread_d", Config: session.ThreadConfig{Workspace: t.TempDir()}}); err == nil {
 		t.Error("a run set up after close, want an error")
+	}
+}
+
+func TestServeGivesAGrowingSetToOneThread(t *testing.T) {
+	tests := []struct {
+		name  string
+		tools []tool.Tool
+		want  bool
+	}{
+		{"a set with load_tools grows", []tool.Tool{mcp.LoadTools(nil, tool.NewSet())}, true},
+		{"a set without it does not", []tool.Tool{askuser.New()}, false},
+	}
+	for _, tt := range tests {
+		if got := grows(tool.NewSet(tt.tools...)); got != tt.want {
+			t.Errorf("%s: grows = %v", tt.name, got)
+		}
 	}
 }
