@@ -250,3 +250,28 @@ func BenchmarkCheckValid(b *testing.B) {
 		}
 	}
 }
+
+// The empty-arguments fast path gives the verdict the full check gives.
+func TestEmptyArgumentsVerdictMatchesTheFullCheck(t *testing.T) {
+	for _, tt := range []struct {
+		schema string
+		ok     bool
+	}{
+		{`{"type":"object","properties":{"path":{"type":"string"}}}`, true},
+		{`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`, false},
+		{`{"type":"object","minProperties":1}`, false},
+		{`{"type":"object","anyOf":[{"required":["a"]},{"required":["b"]}]}`, false},
+		{``, true},
+	} {
+		v, err := NewValidator(Spec{Name: "t", Schema: []byte(tt.schema)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range []string{"{}", " { } ", ""} {
+			_, err := v.Check([]byte(args))
+			if (err == nil) != tt.ok {
+				t.Errorf("schema %s, args %q: err %v, want ok=%v", tt.schema, args, err, tt.ok)
+			}
+		}
+	}
+}
