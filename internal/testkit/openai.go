@@ -94,6 +94,12 @@ type MockServer struct {
 	next     int
 	captured []Captured
 	gate     chan struct{}
+
+	// Lean mode (see Lean): pre-encoded streams by round, and the
+	// conversations followed.
+	lean    bool
+	encoded [][][]byte
+	convs   []*leanConv
 }
 
 // NewChatServer starts a mock Chat Completions server at URL+"/v1".
@@ -160,19 +166,30 @@ func (m *MockServer) ForgetRequests() {
 func (m *MockServer) Push(rounds ...Round) {
 	m.mu.Lock()
 	m.rounds = append(m.rounds, rounds...)
+	if m.lean {
+		for i := len(m.rounds) - len(rounds); i < len(m.rounds); i++ {
+			m.encodeRound(i)
+		}
+	}
 	m.mu.Unlock()
 }
 
 func (m *MockServer) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	c := Captured{Path: r.URL.Path, Body: body}
+	m.mu.Lock()
+	lean := m.lean
+	m.mu.Unlock()
 	var err error
-	if m.responses {
+	switch {
+	case lean:
+		c.Items, c.Stream, err = m.leanDecode(body)
+	case m.responses:
 		c.Items, c.Stream, err = decodeResponsesRequest(body)
-	} else {
+	default:
 		c.Items, c.Stream, err = decodeChatRequest(body)
 	}
-	if err == nil {
+	if err == nil && !lean {
 		c.Invariant = llm.CheckHistory(c.Items)
 	} else {
 		c.Invariant = err
@@ -183,9 +200,14 @@ func (m *MockServer) serve(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	m.captured = append(m.captured, c)
 	var round Round
+	var encoded [][]byte
 	ok := m.next < len(m.rounds)
 	if ok {
 		round = m.rounds[m.next]
+		if m.next < len(m.encoded) {
+			encoded = m.encoded[m.next]
+			m.encoded[m.next] = nil
+		}
 		m.next++
 	}
 	gate := m.gate
@@ -196,6 +218,10 @@ func (m *MockServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if m.fail(w, round) {
+		return
+	}
+	if encoded != nil && gate == nil && c.Stream {
+		writeLean(w, encoded)
 		return
 	}
 	out := &sseWriter{w: w, gate: gate, reset: round.Fault == FaultResetAfterOutput}

@@ -88,53 +88,66 @@ func chatBody(r Round, n int) map[string]any {
 	}
 }
 
+// chatWireMessage is a Chat Completions message as the mock servers read it.
+type chatWireMessage struct {
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	ToolCalls []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+	ToolCallID string `json:"tool_call_id"`
+}
+
 // decodeChatRequest reads a Chat Completions request back into history
 // items, so the invariants can be checked on what went over the wire.
 func decodeChatRequest(body []byte) ([]llm.Item, bool, error) {
 	var req struct {
-		Stream   bool `json:"stream"`
-		Messages []struct {
-			Role      string          `json:"role"`
-			Content   json.RawMessage `json:"content"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-			ToolCallID string `json:"tool_call_id"`
-		} `json:"messages"`
+		Stream   bool              `json:"stream"`
+		Messages []chatWireMessage `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, false, fmt.Errorf("decode chat request: %w", err)
 	}
 	var items []llm.Item
-	for i, m := range req.Messages {
-		text := contentString(m.Content)
-		switch m.Role {
-		case "system", "developer":
-		case "user":
-			if len(items) > 0 && items[len(items)-1].Role == llm.RoleUser {
-				return nil, req.Stream, fmt.Errorf("message %d: two user messages side by side", i)
-			}
-			items = append(items, llm.UserText(text))
-		case "assistant":
-			it := llm.Item{Role: llm.RoleAssistant}
-			if text != "" {
-				it.Parts = append(it.Parts, llm.Part{Kind: llm.PartText, Text: text})
-			}
-			for _, tc := range m.ToolCalls {
-				it.Parts = append(it.Parts, llm.Part{Kind: llm.PartCall, Call: &llm.Call{ID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments}})
-			}
-			items = append(items, it)
-		case "tool":
-			items = append(items, llm.ToolResult(llm.Result{CallID: m.ToolCallID, Content: text}))
-		default:
-			return nil, req.Stream, fmt.Errorf("message %d: unknown role %q", i, m.Role)
+	for i := range req.Messages {
+		var err error
+		if items, err = appendChatMessage(items, i, &req.Messages[i]); err != nil {
+			return nil, req.Stream, err
 		}
 	}
 	return items, req.Stream, nil
+}
+
+// appendChatMessage appends the item message i stands for to the history
+// decoded so far.
+func appendChatMessage(items []llm.Item, i int, m *chatWireMessage) ([]llm.Item, error) {
+	text := contentString(m.Content)
+	switch m.Role {
+	case "system", "developer":
+	case "user":
+		if len(items) > 0 && items[len(items)-1].Role == llm.RoleUser {
+			return nil, fmt.Errorf("message %d: two user messages side by side", i)
+		}
+		items = append(items, llm.UserText(text))
+	case "assistant":
+		it := llm.Item{Role: llm.RoleAssistant}
+		if text != "" {
+			it.Parts = append(it.Parts, llm.Part{Kind: llm.PartText, Text: text})
+		}
+		for _, tc := range m.ToolCalls {
+			it.Parts = append(it.Parts, llm.Part{Kind: llm.PartCall, Call: &llm.Call{ID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments}})
+		}
+		items = append(items, it)
+	case "tool":
+		items = append(items, llm.ToolResult(llm.Result{CallID: m.ToolCallID, Content: text}))
+	default:
+		return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
+	}
+	return items, nil
 }
 
 // contentString reads a content field sent as a string or as text parts.

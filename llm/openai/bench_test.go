@@ -110,30 +110,52 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// mockModes are the two modes of the mock server the turn benchmarks run
+// against: "full" decodes every request and checks the whole history's
+// invariants, "lean" (testkit's Lean) sends pre-encoded chunks and decodes
+// and checks only the items new since the conversation's previous request.
+var mockModes = []struct {
+	name string
+	lean bool
+}{{"mock=full", false}, {"mock=lean", true}}
+
+func turnServer(b *testing.B, lean bool, rounds ...testkit.Round) *testkit.MockServer {
+	srv := testkit.NewChatServer(b)
+	if lean {
+		srv.Lean()
+	}
+	srv.Push(rounds...)
+	return srv
+}
+
 // BenchmarkTurnOverHTTP runs 50-round turns through the engine and the Chat
 // adapter against the mock Chat server streaming SSE over loopback HTTP
 // (DESIGN §11: ≥ 4,000 rounds/s on 2 cores). One iteration is one turn.
 func BenchmarkTurnOverHTTP(b *testing.B) {
-	srv := testkit.NewChatServer(b)
-	m := openai.NewChat(openai.Options{APIKey: "k", BaseURL: srv.BaseURL(), Model: "m"})
-	e, err := loop.New(loop.Options{Model: m, MaxRounds: turnRounds, Tools: tool.NewSet(noopBench), LoopThreshold: -1})
-	if err != nil {
-		b.Fatal(err)
+	for _, mode := range mockModes {
+		b.Run(mode.name, func(b *testing.B) {
+			srv := turnServer(b, mode.lean)
+			m := openai.NewChat(openai.Options{APIKey: "k", BaseURL: srv.BaseURL(), Model: "m"})
+			e, err := loop.New(loop.Options{Model: m, MaxRounds: turnRounds, Tools: tool.NewSet(noopBench), LoopThreshold: -1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			script := turnScript()
+			b.ReportAllocs()
+			cpu0, t0 := cpuTime(), time.Now()
+			var rounds int
+			for b.Loop() {
+				srv.Push(script...)
+				out, err := e.Run(context.Background(), loop.Turn{Input: []llm.Item{llm.UserText("go")}})
+				if err != nil || out.Rounds != turnRounds || out.StopReason != loop.StopFinished {
+					b.Fatalf("turn: %v, %d rounds, %s", err, out.Rounds, out.StopReason)
+				}
+				rounds += out.Rounds
+				srv.ForgetRequests()
+			}
+			reportRounds(b, rounds, time.Since(t0), cpuTime()-cpu0)
+		})
 	}
-	script := turnScript()
-	b.ReportAllocs()
-	cpu0, t0 := cpuTime(), time.Now()
-	var rounds int
-	for b.Loop() {
-		srv.Push(script...)
-		out, err := e.Run(context.Background(), loop.Turn{Input: []llm.Item{llm.UserText("go")}})
-		if err != nil || out.Rounds != turnRounds || out.StopReason != loop.StopFinished {
-			b.Fatalf("turn: %v, %d rounds, %s", err, out.Rounds, out.StopReason)
-		}
-		rounds += out.Rounds
-		srv.ForgetRequests()
-	}
-	reportRounds(b, rounds, time.Since(t0), cpuTime()-cpu0)
 }
 
 // BenchmarkTurnOverHTTPFloor sends the very request bodies of a 50-round
@@ -141,43 +163,47 @@ func BenchmarkTurnOverHTTP(b *testing.B) {
 // stream to its end: the cost of the server and of HTTP alone, the floor
 // under BenchmarkTurnOverHTTP.
 func BenchmarkTurnOverHTTPFloor(b *testing.B) {
-	srv := testkit.NewChatServer(b, turnScript()...)
-	m := openai.NewChat(openai.Options{APIKey: "k", BaseURL: srv.BaseURL(), Model: "m"})
-	e, _ := loop.New(loop.Options{Model: m, MaxRounds: turnRounds, Tools: tool.NewSet(noopBench), LoopThreshold: -1})
-	if _, err := e.Run(context.Background(), loop.Turn{Input: []llm.Item{llm.UserText("go")}}); err != nil {
-		b.Fatal(err)
-	}
-	var bodies [][]byte
-	for _, c := range srv.Requests() {
-		bodies = append(bodies, c.Body)
-	}
-	srv.ForgetRequests()
-	url := srv.BaseURL() + "/chat/completions"
-	client := &http.Client{}
-	script := turnScript()
-	b.ReportAllocs()
-	cpu0, t0 := cpuTime(), time.Now()
-	var rounds int
-	for b.Loop() {
-		srv.Push(script...)
-		for _, body := range bodies {
-			req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer k")
-			resp, err := client.Do(req)
-			if err != nil {
+	for _, mode := range mockModes {
+		b.Run(mode.name, func(b *testing.B) {
+			srv := turnServer(b, mode.lean, turnScript()...)
+			m := openai.NewChat(openai.Options{APIKey: "k", BaseURL: srv.BaseURL(), Model: "m"})
+			e, _ := loop.New(loop.Options{Model: m, MaxRounds: turnRounds, Tools: tool.NewSet(noopBench), LoopThreshold: -1})
+			if _, err := e.Run(context.Background(), loop.Turn{Input: []llm.Item{llm.UserText("go")}}); err != nil {
 				b.Fatal(err)
 			}
-			n, _ := io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 || n == 0 {
-				b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
+			var bodies [][]byte
+			for _, c := range srv.Requests() {
+				bodies = append(bodies, c.Body)
 			}
-			rounds++
-		}
-		srv.ForgetRequests()
+			srv.ForgetRequests()
+			url := srv.BaseURL() + "/chat/completions"
+			client := &http.Client{}
+			script := turnScript()
+			b.ReportAllocs()
+			cpu0, t0 := cpuTime(), time.Now()
+			var rounds int
+			for b.Loop() {
+				srv.Push(script...)
+				for _, body := range bodies {
+					req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Authorization", "Bearer k")
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n, _ := io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 || n == 0 {
+						b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
+					}
+					rounds++
+				}
+				srv.ForgetRequests()
+			}
+			reportRounds(b, rounds, time.Since(t0), cpuTime()-cpu0)
+		})
 	}
-	reportRounds(b, rounds, time.Since(t0), cpuTime()-cpu0)
 }
 
 func reportRounds(b *testing.B, rounds int, wall, cpu time.Duration) {
