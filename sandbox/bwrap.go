@@ -87,7 +87,7 @@ func probe(ctx context.Context, bwrap string) error {
 	defer os.RemoveAll(ws)
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	args := bwrapArgs(Command{Workspace: ws, Args: []string{"true"}})
+	args := bwrapArgs(Command{Workspace: ws, Args: []string{"true"}}, false)
 	cmd := exec.CommandContext(ctx, bwrap, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -115,9 +115,10 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 
 // bwrapArgs returns bwrap's arguments for c: every namespace unshared (so
 // no network), the system read-only, a private /tmp and /dev and /proc,
-// then the workspace and further binds, in that order, so a workspace
-// under /tmp is bound on top of the private /tmp.
-func bwrapArgs(c Command) []string {
+// then the workspace (read-only when readOnly) and further binds, in that
+// order, so a workspace under /tmp is bound on top of the private /tmp and
+// a writable bind inside a read-only workspace stays writable.
+func bwrapArgs(c Command, readOnly bool) []string {
 	args := []string{
 		"--unshare-all",
 		"--die-with-parent",
@@ -148,8 +149,12 @@ func bwrapArgs(c Command) []string {
 		// The host's home is not there; programs that write to ~ get the
 		// private /tmp.
 		"--setenv", "HOME", "/tmp",
-		"--bind", c.Workspace, c.Workspace,
 	)
+	if readOnly {
+		args = append(args, "--ro-bind", c.Workspace, c.Workspace)
+	} else {
+		args = append(args, "--bind", c.Workspace, c.Workspace)
+	}
 	for _, b := range c.Binds {
 		if b.Writable {
 			args = append(args, "--bind", b.Path, b.Path)

@@ -49,7 +49,7 @@ func TestDetectWorkingBwrap(t *testing.T) {
 
 func TestBwrapArgsBindWorkspaceAfterTmp(t *testing.T) {
 	args := bwrapArgs(Command{Workspace: "/tmp/ws", Dir: "/tmp/ws/sub", Args: []string{"sh", "-c", "x"},
-		Binds: []Bind{{Path: "/cache", Writable: true}, {Path: "/ro"}}})
+		Binds: []Bind{{Path: "/cache", Writable: true}, {Path: "/ro"}}}, false)
 	joined := strings.Join(args, " ")
 	for _, want := range []string{"--unshare-all", "--die-with-parent", "--ro-bind /usr /usr", "--chdir /tmp/ws/sub -- sh -c x",
 		"--bind /cache /cache", "--ro-bind /ro /ro"} {
@@ -59,5 +59,18 @@ func TestBwrapArgsBindWorkspaceAfterTmp(t *testing.T) {
 	}
 	if tmp, ws := strings.Index(joined, "--tmpfs /tmp"), strings.Index(joined, "--bind /tmp/ws /tmp/ws"); tmp < 0 || ws < tmp {
 		t.Errorf("the workspace must be bound after the private /tmp: %s", joined)
+	}
+}
+
+func TestBwrapArgsReadOnlyWorkspaceKeepsLaterBindsWritable(t *testing.T) {
+	args := bwrapArgs(Command{Workspace: "/tmp/ws", Args: []string{"true"},
+		Binds: []Bind{{Path: "/tmp/code", Writable: true}}}, true)
+	joined := strings.Join(args, " ")
+	if strings.Contains(joined, "--bind /tmp/ws ") {
+		t.Errorf("the workspace is bound writable in read-only mode: %s", joined)
+	}
+	ro, code := strings.Index(joined, "--ro-bind /tmp/ws /tmp/ws"), strings.Index(joined, "--bind /tmp/code /tmp/code")
+	if ro < 0 || code < ro {
+		t.Errorf("want the workspace read-only, then the writable bind on top: %s", joined)
 	}
 }

@@ -31,7 +31,8 @@ type Command struct {
 	// Args are the program and its arguments; the program is looked up on
 	// PATH (inside the sandbox, when there is one).
 	Args []string
-	// Workspace is the absolute host directory the command may write.
+	// Workspace is the absolute host directory the command may write (in
+	// read-only mode, only read).
 	Workspace string
 	// Dir is the working directory; empty means Workspace. It must be
 	// inside Workspace or a Bind.
@@ -68,18 +69,37 @@ type Result struct {
 // output is then cut off.
 const pipeGrace = 2 * time.Second
 
-// Runner runs commands with the isolation of a Report. It is safe for
-// concurrent use.
+// Runner runs commands with the isolation of a Report, in a sandbox mode.
+// It is safe for concurrent use.
 type Runner struct {
 	report Report
+	mode   Mode
 }
 
-// NewRunner returns a runner using the isolation r found. Use Detect for
-// the isolation of this machine.
-func NewRunner(r Report) *Runner { return &Runner{report: r} }
+// NewRunner returns a runner in workspace-write mode using the isolation r
+// found. Use Detect for the isolation of this machine.
+func NewRunner(r Report) *Runner { return &Runner{report: r, mode: ModeWorkspaceWrite} }
+
+// NewModeRunner returns a runner in mode m on a machine where Detect found
+// r. In full-access mode commands run on the host whatever r found. In
+// read-only mode they need bubblewrap: without it Run refuses them rather
+// than let them write the workspace.
+func NewModeRunner(r Report, m Mode) *Runner {
+	switch m {
+	case "":
+		m = ModeWorkspaceWrite
+	case ModeFullAccess:
+		r = Report{Isolation: IsolationNone, Bwrap: r.Bwrap,
+			Reason: "the full-access sandbox mode was chosen: commands run on the host, with the network"}
+	}
+	return &Runner{report: r, mode: m}
+}
 
 // Report returns the isolation the runner uses.
 func (r *Runner) Report() Report { return r.report }
+
+// Mode returns the runner's sandbox mode.
+func (r *Runner) Mode() Mode { return r.mode }
 
 // Run runs c and waits for it. The command gets its own process group
 // (inside bubblewrap, its own process namespace), which is killed with
@@ -94,9 +114,14 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 	if !filepath.IsAbs(c.Workspace) {
 		return Result{}, fmt.Errorf("sandbox: %w: the workspace %q is not an absolute path", ErrStart, c.Workspace)
 	}
+	readOnly := r.mode == ModeReadOnly
+	if readOnly && !r.report.Isolated() {
+		// Fail closed: a plain subprocess could write the workspace.
+		return Result{}, fmt.Errorf("sandbox: %w: the read-only sandbox mode needs bubblewrap to keep the workspace read-only, and there is none (%s)", ErrStart, r.report.Reason)
+	}
 	var cmd *exec.Cmd
 	if r.report.Isolated() {
-		cmd = exec.Command(r.report.Bwrap, bwrapArgs(c)...)
+		cmd = exec.Command(r.report.Bwrap, bwrapArgs(c, readOnly)...)
 	} else {
 		cmd = exec.Command(c.Args[0], c.Args[1:]...)
 		cmd.Dir = c.Dir

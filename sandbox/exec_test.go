@@ -313,3 +313,108 @@ echo tmp > /tmp/private.txt && echo wrote-tmp
 		t.Error("the sandbox's /tmp is the host's")
 	}
 }
+
+func TestReadOnlyModeKeepsTheWorkspaceButNotItsBindsFromWrites(t *testing.T) {
+	r := bwrapRunner(t)
+	ro := NewModeRunner(r.Report(), ModeReadOnly)
+	ws, scratch := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "keep.txt"), []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`cat keep.txt
+{ echo after > keep.txt; } 2>/dev/null && echo wrote-file
+{ echo new > new.txt; } 2>/dev/null && echo created-file
+rm -f keep.txt 2>/dev/null; [ -e keep.txt ] || echo removed-file
+echo scratch > %s/s.txt && echo wrote-scratch
+`, scratch)
+	var out bytes.Buffer
+	_, err := ro.Run(context.Background(), Command{Args: []string{"sh", "-c", script}, Workspace: ws,
+		Binds: []Bind{{Path: scratch, Writable: true}}, Output: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "before\nwrote-scratch\n"; got != want {
+		t.Errorf("output %q, want %q: the workspace only readable, the writable bind written", got, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "keep.txt")); err != nil || string(b) != "before\n" {
+		t.Errorf("keep.txt: %q, %v; want it unchanged", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new.txt")); err == nil {
+		t.Error("new.txt was created in the read-only workspace")
+	}
+}
+
+func TestModeRunners(t *testing.T) {
+	bwrap := Report{Isolation: IsolationBwrap, Bwrap: "/usr/bin/bwrap", Reason: "works"}
+	none := Report{Isolation: IsolationNone, Reason: "no bwrap"}
+	cases := []struct {
+		name     string
+		found    Report
+		mode     Mode
+		isolated bool
+	}{
+		{"default mode keeps bubblewrap", bwrap, "", true},
+		{"workspace-write keeps bubblewrap", bwrap, ModeWorkspaceWrite, true},
+		{"read-only keeps bubblewrap", bwrap, ModeReadOnly, true},
+		{"full-access drops bubblewrap", bwrap, ModeFullAccess, false},
+		{"full-access without bubblewrap", none, ModeFullAccess, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewModeRunner(c.found, c.mode)
+			if got := r.Report().Isolated(); got != c.isolated {
+				t.Errorf("isolated = %v, want %v (%s)", got, c.isolated, r.Report())
+			}
+			want := c.mode
+			if want == "" {
+				want = ModeWorkspaceWrite
+			}
+			if r.Mode() != want {
+				t.Errorf("mode = %q, want %q", r.Mode(), want)
+			}
+		})
+	}
+}
+
+func TestReadOnlyModeWithoutBubblewrapRefusesToRun(t *testing.T) {
+	r := NewModeRunner(Report{Isolation: IsolationNone, Reason: "no bwrap"}, ModeReadOnly)
+	ws := t.TempDir()
+	_, err := r.Run(context.Background(), Command{Args: []string{"sh", "-c", "echo x > f"}, Workspace: ws})
+	if !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("error %v, want ErrStart naming the read-only mode", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "f")); err == nil {
+		t.Error("the command ran and wrote the workspace")
+	}
+}
+
+func TestFullAccessRunsOnTheHostWithAScrubbedEnvironment(t *testing.T) {
+	t.Setenv("REIN_TEST_API_KEY", "sk-secret")
+	r := NewModeRunner(Detect(), ModeFullAccess)
+	ws, outside := t.TempDir(), t.TempDir()
+	var out bytes.Buffer
+	script := fmt.Sprintf(`echo out > %s/o.txt; echo "key=$REIN_TEST_API_KEY"`, outside)
+	if _, err := r.Run(context.Background(), Command{Args: []string{"sh", "-c", script}, Workspace: ws, Output: &out}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "o.txt")); err != nil {
+		t.Errorf("full access could not write outside the workspace: %v", err)
+	}
+	if got := out.String(); got != "key=\n" {
+		t.Errorf("output %q: the environment was not scrubbed", got)
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]Mode{"": ModeWorkspaceWrite, "read-only": ModeReadOnly,
+		"workspace-write": ModeWorkspaceWrite, "full-access": ModeFullAccess} {
+		if got, err := ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"readonly", "Read-Only", "danger"} {
+		if _, err := ParseMode(in); err == nil {
+			t.Errorf("ParseMode(%q) accepted it", in)
+		}
+	}
+}

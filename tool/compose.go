@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -112,6 +113,9 @@ type Composition struct {
 	Forced []string
 	// Suppressed tools are removed whatever added them.
 	Suppressed []string
+	// Withheld are removed like Suppressed, each for the reason its value
+	// gives, which the report shows (such as "the sandbox is read-only").
+	Withheld map[string]string
 	// Logger receives why gates failed and tools were skipped; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -171,7 +175,7 @@ func (r *Report) Decision(name string) (Decision, bool) {
 // tools and the always-on tools, de-duplicated keeping the first; an
 // exclusive capability keeps only its tools, ask_user, and rag and kb_files
 // when a knowledge base is attached. Forced tools are then added bypassing
-// every gate, and suppressed tools removed whatever added them.
+// every gate, and suppressed and withheld tools removed whatever added them.
 //
 // Compose never fails: a gate that errs or panics counts as off (fail
 // closed), and names the registry lacks are skipped. Both are logged and
@@ -243,12 +247,10 @@ func Compose(ctx context.Context, c Composition) (*Set, *Report) {
 		p.add(name, "forced")
 	}
 	for _, name := range c.Suppressed {
-		reason := "suppressed"
-		if _, ok := p.set.Get(name); ok {
-			reason += " (it was " + p.in[name] + ")"
-			p.set.Remove(name)
-		}
-		p.skip(name, reason)
+		p.suppress(name, "suppressed")
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Withheld)) {
+		p.suppress(name, "suppressed: "+c.Withheld[name])
 	}
 	// Everything the registry holds is known, so the report says why each
 	// registered tool is out too.
@@ -307,6 +309,16 @@ func (p *plan) skip(name, reason string) {
 	if reason != "" && !slices.Contains(p.reasons[name], reason) {
 		p.reasons[name] = append(p.reasons[name], reason)
 	}
+}
+
+// suppress removes the tool named name from the set, if it is there, and
+// records why it is out.
+func (p *plan) suppress(name, reason string) {
+	if _, ok := p.set.Get(name); ok {
+		reason += " (it was " + p.in[name] + ")"
+		p.set.Remove(name)
+	}
+	p.skip(name, reason)
 }
 
 // mountRow mounts the tools of flag's row when it holds.

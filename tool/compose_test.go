@@ -216,6 +216,20 @@ func TestComposeForcedBypassesGatesAndSuppressedWins(t *testing.T) {
 			out:        "ask_user",
 			outBecause: "suppressed",
 		},
+		{
+			name:       "withheld removes a tool and gives its reason",
+			c:          Composition{Withheld: map[string]string{"write_memory": "the sandbox is read-only"}},
+			want:       always[1:],
+			out:        "write_memory",
+			outBecause: "suppressed: the sandbox is read-only (it was always on)",
+		},
+		{
+			name:       "withheld beats forced",
+			c:          Composition{Forced: []string{"exec"}, Withheld: map[string]string{"exec": "no sandbox"}},
+			want:       always,
+			out:        "exec",
+			outBecause: "suppressed: no sandbox (it was forced)",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.c.Registry = registry("partner_search")

@@ -17,26 +17,34 @@ import (
 )
 
 func newDoctorCmd() *cobra.Command {
-	return &cobra.Command{
+	var mode string
+	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Show what works here: providers, the sandbox, ripgrep, the config and data directories",
 		Long: "doctor checks this machine: which providers have a key (never printing it) and where\n" +
 			"their requests go, whether exec runs inside bubblewrap and why (or why not), whether\n" +
-			"grep can use ripgrep, and where rein reads its config and keeps its data.\n" +
+			"grep can use ripgrep, and where rein reads its config and keeps its data. It says what\n" +
+			"the sandbox mode (--sandbox, as run takes it) lets tools do here.\n" +
 			"It exits 1 when the config file cannot be read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !doctor(cmd.OutOrStdout()) {
+			m, err := sandbox.ParseMode(mode)
+			if err != nil {
+				return usageError(fmt.Errorf("--sandbox: %w", err))
+			}
+			if !doctor(cmd.OutOrStdout(), m) {
 				return exitCode(ExitFailed)
 			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&mode, "sandbox", string(sandbox.ModeWorkspaceWrite), "the sandbox mode to report on: read-only, workspace-write or full-access")
+	return cmd
 }
 
-// doctor writes the report and says whether everything it needs to run
-// could be read.
-func doctor(w io.Writer) bool {
+// doctor writes the report, with what the sandbox mode mode means here, and
+// says whether everything it needs to run could be read.
+func doctor(w io.Writer, mode sandbox.Mode) bool {
 	ok := true
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 
@@ -63,7 +71,9 @@ func doctor(w io.Writer) bool {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Name, keyState(p), baseState(p.BaseURL))
 	}
 
-	fmt.Fprintf(tw, "sandbox\t%s\n", sandbox.Detect())
+	rep := detectSandbox()
+	fmt.Fprintf(tw, "sandbox\t%s\n", rep)
+	fmt.Fprintf(tw, "sandbox mode\t%s: %s\n", mode, mode.Describe(rep))
 	if rg := fs.Ripgrep(); rg != "" {
 		fmt.Fprintf(tw, "ripgrep\t%s (grep uses it)\n", rg)
 	} else {

@@ -67,6 +67,9 @@ func (f *turnFlags) check() error {
 	if _, err := tool.ParsePolicy(f.approval); err != nil {
 		return fmt.Errorf("--approval: %w", err)
 	}
+	if _, err := f.tools.sandboxMode(); err != nil {
+		return err
+	}
 	return nil
 }
 

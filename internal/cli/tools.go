@@ -29,6 +29,9 @@ import (
 type toolFlags struct {
 	// approval is the turn's approval policy, set by run before composing.
 	approval string
+	// sandbox is the turn's sandbox mode (DESIGN §7.4); "" is
+	// workspace-write.
+	sandbox string
 
 	kbs        []string
 	exec       bool
@@ -54,6 +57,10 @@ func (f *toolFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.kbs, "kb", nil, "attach the knowledge base NAME (mounts rag and kb_files); repeatable")
 	fl.BoolVar(&f.exec, "exec", false, "allow exec and code_execution")
+	fl.StringVar(&f.sandbox, "sandbox", string(sandbox.ModeWorkspaceWrite),
+		"what tools may change: read-only (no file writes; commands in bubblewrap with the workspace read-only), "+
+			"workspace-write (the workspace only; commands in bubblewrap, or on the host after approval), "+
+			"full-access (commands on the host with the network, without asking)")
 	fl.StringArrayVar(&f.enabled, "tool", nil, "switch on the optional tool NAME; repeatable")
 	fl.StringArrayVar(&f.suppressed, "no-tool", nil, "remove the tool NAME, whatever mounts it; repeatable")
 	fl.StringVar(&f.capability, "capability", defaultCapability,
@@ -102,9 +109,23 @@ func (f *toolFlags) capabilityFor(fileTools []string) (*tool.Capability, error) 
 	return c, nil
 }
 
-// registry returns every tool rein has for the workspace ws, and the names
-// of its file tools. The github tool reads GITHUB_TOKEN and GITHUB_API_URL.
-func registry(ws *sandbox.Workspace) (*tool.Set, []string, error) {
+// detectSandbox finds the isolation of this machine; tests replace it to
+// see what each mode does with and without bubblewrap.
+var detectSandbox = sandbox.Detect
+
+// sandboxMode returns the sandbox mode of --sandbox.
+func (f *toolFlags) sandboxMode() (sandbox.Mode, error) {
+	m, err := sandbox.ParseMode(f.sandbox)
+	if err != nil {
+		return "", fmt.Errorf("--sandbox: %w", err)
+	}
+	return m, nil
+}
+
+// registry returns every tool rein has for the workspace ws, its commands
+// run in the sandbox mode mode, and the names of its file tools. The github
+// tool reads GITHUB_TOKEN and GITHUB_API_URL.
+func registry(ws *sandbox.Workspace, mode sandbox.Mode) (*tool.Set, []string, error) {
 	files := fs.Tools(ws)
 	reg := tool.NewSet(files...)
 	reg.Add(askuser.New())
@@ -114,7 +135,7 @@ func registry(ws *sandbox.Workspace) (*tool.Set, []string, error) {
 		return nil, nil, fmt.Errorf("GITHUB_API_URL: %w", err)
 	}
 	reg.Add(gh)
-	for _, t := range exec.Tools(ws, exec.Options{}) {
+	for _, t := range exec.Tools(ws, exec.Options{Runner: sandbox.NewModeRunner(detectSandbox(), mode)}) {
 		reg.Add(t)
 	}
 	names := make([]string, len(files))
@@ -137,15 +158,27 @@ func (f *toolFlags) gates() map[tool.Flag]tool.Gate {
 }
 
 // execGate mounts exec and code_execution when asked for with --exec and
-// they can run: inside bubblewrap, or without a sandbox only after the
-// user's approval — so not under the approval policy never.
+// they can run in the sandbox mode: in full-access mode always (on the
+// host, as the user chose); in read-only mode only inside bubblewrap, the
+// one way to keep the workspace read-only for a command; in workspace-write
+// mode inside bubblewrap, or without a sandbox only after the user's
+// approval — so not under the approval policy never.
 func (f *toolFlags) execGate(context.Context) (bool, error) {
 	if !f.exec {
 		return false, nil
 	}
-	rep := sandbox.Detect()
-	if rep.Isolation == sandbox.IsolationBwrap {
+	mode, err := f.sandboxMode()
+	if err != nil {
+		return false, err
+	}
+	rep := detectSandbox()
+	switch {
+	case mode == sandbox.ModeFullAccess:
 		return true, nil
+	case rep.Isolation == sandbox.IsolationBwrap:
+		return true, nil
+	case mode == sandbox.ModeReadOnly:
+		return false, fmt.Errorf("no sandbox (%s), and the read-only sandbox mode runs commands only inside bubblewrap", rep.Reason)
 	}
 	if f.approval == string(tool.PolicyNever) {
 		return false, fmt.Errorf("no sandbox (%s), and exec without one needs approval, which --approval never does not give", rep.Reason)
@@ -156,7 +189,11 @@ func (f *toolFlags) execGate(context.Context) (bool, error) {
 // composeTools composes the tools of a turn in the workspace ws. Gate
 // failures are logged to logw.
 func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw io.Writer) (*tool.Set, *tool.Report, *tool.Capability, error) {
-	reg, fileTools, err := registry(ws)
+	mode, err := f.sandboxMode()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	reg, fileTools, err := registry(ws, mode)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -186,12 +223,28 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 		Gates:      gates,
 		Capability: c,
 		Suppressed: f.suppressed,
+		Withheld:   withheld(reg, fileTools, mode),
 		Logger:     slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if loader != nil {
 		loader.bind(set)
 	}
 	return set, rep, c, nil
+}
+
+// withheld returns the file tools the sandbox mode takes away, with why:
+// in read-only mode, those that write.
+func withheld(reg *tool.Set, fileTools []string, mode sandbox.Mode) map[string]string {
+	if mode != sandbox.ModeReadOnly {
+		return nil
+	}
+	out := make(map[string]string)
+	for _, name := range fileTools {
+		if t, ok := reg.Get(name); ok && t.Spec().Access != tool.ReadOnly {
+			out[name] = "the sandbox mode is read-only"
+		}
+	}
+	return out
 }
 
 func newToolsCmd() *cobra.Command {
@@ -204,8 +257,9 @@ func newToolsCmd() *cobra.Command {
 		Short: "Show the tools a turn would get with these flags, and why each is in or out",
 		Long: "tools composes the tool list of a turn as run would: the tools switched on\n" +
 			"with --tool, the tools mounted by the turn's flags (--kb, --exec), the capability's tools,\n" +
-			"then the always-on tools; --no-tool removes a tool whatever mounts it. It prints the\n" +
-			"list in order, then every other known tool with the reason it is out.",
+			"then the always-on tools; --no-tool removes a tool whatever mounts it, and --sandbox read-only\n" +
+			"the file tools that write. It prints the sandbox mode and the list in order, then every\n" +
+			"other known tool with the reason it is out.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tf := turnFlags{workspace: workspace}
@@ -224,14 +278,18 @@ func newToolsCmd() *cobra.Command {
 				defer st.Close()
 				f.st = st
 			}
+			mode, err := f.sandboxMode()
+			if err != nil {
+				return usageError(err)
+			}
 			_, rep, _, err := composeTools(cmd.Context(), ws, &f, cmd.ErrOrStderr())
 			if err != nil {
 				return usageError(err)
 			}
 			if asJSON {
-				return writeToolsJSON(cmd.OutOrStdout(), rep)
+				return writeToolsJSON(cmd.OutOrStdout(), mode, rep)
 			}
-			return writeToolsText(cmd.OutOrStdout(), rep)
+			return writeToolsText(cmd.OutOrStdout(), mode, rep)
 		},
 	}
 	f.register(cmd)
@@ -241,11 +299,12 @@ func newToolsCmd() *cobra.Command {
 	return cmd
 }
 
-func writeToolsJSON(w io.Writer, rep *tool.Report) error {
+func writeToolsJSON(w io.Writer, mode sandbox.Mode, rep *tool.Report) error {
 	v := struct {
-		Mounted []string `json:"mounted"`
+		Mounted []string     `json:"mounted"`
+		Sandbox sandbox.Mode `json:"sandbox"`
 		*tool.Report
-	}{Mounted: rep.Names(), Report: rep}
+	}{Mounted: rep.Names(), Sandbox: mode, Report: rep}
 	if v.Mounted == nil {
 		v.Mounted = []string{}
 	}
@@ -254,8 +313,9 @@ func writeToolsJSON(w io.Writer, rep *tool.Report) error {
 	return enc.Encode(v)
 }
 
-func writeToolsText(w io.Writer, rep *tool.Report) error {
+func writeToolsText(w io.Writer, mode sandbox.Mode, rep *tool.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "sandbox:\t%s: %s\n", mode, mode.Describe(detectSandbox()))
 	capability := "none"
 	if rep.Capability != "" {
 		capability = rep.Capability

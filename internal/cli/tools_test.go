@@ -13,6 +13,7 @@ import (
 
 type toolsReport struct {
 	Mounted    []string `json:"mounted"`
+	Sandbox    string   `json:"sandbox"`
 	Capability string   `json:"capability"`
 	Exclusive  bool     `json:"exclusive"`
 	Flags      []struct {

@@ -54,7 +54,9 @@ type codeTool struct {
 
 // CodeExecution returns the code_execution tool: a python, go or sh
 // snippet written to a fresh directory and run there. The directory is
-// removed afterwards; the workspace is reachable through $WORKSPACE.
+// removed afterwards; the workspace is reachable through $WORKSPACE. The
+// directory is writable whatever the sandbox mode, so a snippet can run
+// (and go can build) in read-only mode too.
 func CodeExecution(ws *sandbox.Workspace, opts Options) tool.Tool {
 	opts = opts.withDefaults()
 	enum := make([]any, 0, len(languages))
@@ -65,7 +67,7 @@ func CodeExecution(ws *sandbox.Workspace, opts Options) tool.Tool {
 		spec: spec[codeInput](CodeName,
 			"Run a snippet of python, go or sh in a fresh empty directory and get its output and exit code; "+
 				"the directory is removed afterwards, and the workspace is at $WORKSPACE. "+
-				isolationNote(opts.Runner.Report())+" "+limitsNote(opts),
+				isolationNote(opts.Runner)+" "+limitsNote(opts),
 			opts, map[string][]any{"language": enum}),
 		ws: ws, opts: opts,
 	}

@@ -1,12 +1,15 @@
 // Package exec provides the tools that run programs (DESIGN §7.3): exec
 // runs a shell command in the workspace and code_execution runs a snippet
 // of python, go or sh in a fresh directory. Both run through a
-// sandbox.Runner: inside bubblewrap when it works here (no network, the
-// system read-only, only the workspace writable), otherwise as plain
-// subprocesses that declare NeedsApproval, so they run only after the user
-// agrees. Either way the environment is scrubbed of secrets and every
-// process a command starts is killed when it ends, times out or is
-// cancelled.
+// sandbox.Runner, as its sandbox mode says (DESIGN §7.4). In
+// workspace-write mode they run inside bubblewrap when it works here (no
+// network, the system read-only, only the workspace writable), otherwise
+// as plain subprocesses that declare NeedsApproval, so they run only after
+// the user agrees. In read-only mode they run only inside bubblewrap, with
+// the workspace read-only too. In full-access mode they run as plain
+// subprocesses without asking: the user chose it. Whatever the mode, the
+// environment is scrubbed of secrets and every process a command starts is
+// killed when it ends, times out or is cancelled.
 package exec
 
 import (
@@ -38,7 +41,8 @@ const (
 // Options configures the tools. The zero value uses the sandbox Detect
 // finds and the defaults above.
 type Options struct {
-	// Runner runs the commands; nil means sandbox.NewRunner(sandbox.Detect()).
+	// Runner runs the commands, in its sandbox mode; nil means
+	// sandbox.NewRunner(sandbox.Detect()), in workspace-write mode.
 	Runner *sandbox.Runner
 	// DefaultTimeout applies when the model gives none (DefaultTimeout).
 	DefaultTimeout time.Duration
@@ -93,7 +97,7 @@ func Exec(ws *sandbox.Workspace, opts Options) tool.Tool {
 	return &execTool{
 		spec: spec[execInput](ExecName,
 			"Run a shell command (sh -c) in the workspace root and get its output and exit code. "+
-				isolationNote(opts.Runner.Report())+" "+limitsNote(opts),
+				isolationNote(opts.Runner)+" "+limitsNote(opts),
 			opts, nil),
 		ws: ws, opts: opts,
 	}
@@ -141,12 +145,23 @@ func spec[In any](name, desc string, opts Options, enums map[string][]any) tool.
 		// The command enforces its own timeout; the dispatcher's deadline
 		// is only a backstop beyond the longest the model may ask for.
 		Timeout:       opts.MaxTimeout + 15*time.Second,
-		NeedsApproval: !opts.Runner.Report().Isolated(),
+		NeedsApproval: needsApproval(opts.Runner),
 	}
 }
 
-func isolationNote(r sandbox.Report) string {
-	if r.Isolated() {
+// needsApproval reports whether commands of r wait for the user: those on
+// the host, unless the user chose full access.
+func needsApproval(r *sandbox.Runner) bool {
+	return !r.Report().Isolated() && r.Mode() != sandbox.ModeFullAccess
+}
+
+func isolationNote(r *sandbox.Runner) string {
+	switch {
+	case r.Mode() == sandbox.ModeReadOnly:
+		return "It runs in a read-only sandbox: no network, the system and the workspace read-only, and a private /tmp that is emptied afterwards."
+	case r.Mode() == sandbox.ModeFullAccess:
+		return "It runs on the host with full access: the network, and every file the user can write."
+	case r.Report().Isolated():
 		return "It runs in a sandbox: no network, the system read-only, only the workspace writable, and a private /tmp that is emptied afterwards."
 	}
 	return "It runs on the host without isolation, after the user approves it."
@@ -181,6 +196,7 @@ type result struct {
 	DurationMS int64  `json:"duration_ms"`
 	CutBytes   int    `json:"cut_bytes,omitempty"`
 	Isolation  string `json:"isolation"`
+	Sandbox    string `json:"sandbox"`
 }
 
 // run runs c, streaming its output to call.Partial, and describes how it
@@ -217,6 +233,7 @@ func run(ctx context.Context, call tool.Call, opts Options, c sandbox.Command, n
 		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Canceled: res.Canceled,
 		DurationMS: res.Duration.Milliseconds(), CutBytes: out.cut(),
 		Isolation: string(opts.Runner.Report().Isolation),
+		Sandbox:   string(opts.Runner.Mode()),
 	})
 	return tool.Output{
 		Text:   head + "\n" + text,

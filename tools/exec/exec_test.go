@@ -355,3 +355,82 @@ func TestExecInBwrapCannotWriteOutsideWorkspace(t *testing.T) {
 		t.Errorf("the workspace is not writable: %v (%s)", err, out.Text)
 	}
 }
+
+func TestApprovalBySandboxMode(t *testing.T) {
+	ws := workspace(t)
+	bw := sandbox.Report{Isolation: sandbox.IsolationBwrap, Bwrap: "/usr/bin/bwrap"}
+	none := sandbox.Report{Isolation: sandbox.IsolationNone, Reason: "test"}
+	cases := []struct {
+		name  string
+		r     *sandbox.Runner
+		needs bool
+		note  string
+	}{
+		{"read-only in bubblewrap runs without asking", sandbox.NewModeRunner(bw, sandbox.ModeReadOnly), false, "workspace read-only"},
+		{"workspace-write on the host asks", sandbox.NewModeRunner(none, sandbox.ModeWorkspaceWrite), true, "without isolation"},
+		{"full-access never asks, bubblewrap or not", sandbox.NewModeRunner(bw, sandbox.ModeFullAccess), false, "full access"},
+		{"full-access without bubblewrap never asks", sandbox.NewModeRunner(none, sandbox.ModeFullAccess), false, "full access"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, tl := range Tools(ws, Options{Runner: c.r}) {
+				s := tl.Spec()
+				if s.NeedsApproval != c.needs {
+					t.Errorf("%s NeedsApproval = %v, want %v", s.Name, s.NeedsApproval, c.needs)
+				}
+				if !strings.Contains(s.Description, c.note) {
+					t.Errorf("%s description lacks %q: %s", s.Name, c.note, s.Description)
+				}
+			}
+		})
+	}
+}
+
+func TestReadOnlyExecCannotWriteTheWorkspace(t *testing.T) {
+	r := sandbox.NewModeRunner(bwrap(t).Report(), sandbox.ModeReadOnly)
+	ws := workspace(t)
+	if err := os.WriteFile(filepath.Join(ws.Dir(), "keep.txt"), []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := call(t, context.Background(), Exec(ws, Options{Runner: r}), map[string]any{"command": "cat keep.txt; echo after > keep.txt; echo new > new.txt"})
+	if !out.Failed || !strings.Contains(out.Text, "before") {
+		t.Errorf("exec in read-only mode: %+v, want the file read and the writes failing", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws.Dir(), "keep.txt")); string(b) != "before\n" {
+		t.Errorf("keep.txt is %q after a read-only exec", b)
+	}
+	if _, err := os.Stat(filepath.Join(ws.Dir(), "new.txt")); err == nil {
+		t.Error("a read-only exec created new.txt")
+	}
+	var meta result
+	if err := json.Unmarshal(out.Meta, &meta); err != nil || meta.Sandbox != string(sandbox.ModeReadOnly) {
+		t.Errorf("meta %s: want sandbox read-only", out.Meta)
+	}
+}
+
+func TestReadOnlyCodeExecutionWritesOnlyItsDirectory(t *testing.T) {
+	r := sandbox.NewModeRunner(bwrap(t).Report(), sandbox.ModeReadOnly)
+	ws := workspace(t)
+	code := `echo scratch > here.txt && cat here.txt
+{ echo x > "$WORKSPACE/w.txt"; } 2>/dev/null && echo WROTE-WORKSPACE
+true`
+	out, _ := call(t, context.Background(), CodeExecution(ws, Options{Runner: r}), map[string]any{"language": "sh", "code": code})
+	if out.Failed || !strings.Contains(out.Text, "scratch") || strings.Contains(out.Text, "WROTE-WORKSPACE") {
+		t.Errorf("code_execution in read-only mode: %+v", out)
+	}
+	if _, err := os.Stat(filepath.Join(ws.Dir(), "w.txt")); err == nil {
+		t.Error("a read-only snippet wrote the workspace")
+	}
+}
+
+func TestReadOnlyExecWithoutBubblewrapFailsClosed(t *testing.T) {
+	r := sandbox.NewModeRunner(sandbox.Report{Isolation: sandbox.IsolationNone, Reason: "test"}, sandbox.ModeReadOnly)
+	ws := workspace(t)
+	out, _ := call(t, context.Background(), Exec(ws, Options{Runner: r}), map[string]any{"command": "echo x > f.txt"})
+	if !out.Failed || !strings.Contains(out.Text, "read-only") {
+		t.Errorf("exec: %+v, want a failure naming the read-only mode", out)
+	}
+	if _, err := os.Stat(filepath.Join(ws.Dir(), "f.txt")); err == nil {
+		t.Error("the command ran on the host in read-only mode")
+	}
+}
