@@ -253,6 +253,24 @@ func loaded(snap *Snapshot) (th *thread, leftover *turnRun) {
 	return th, leftover
 }
 
+// Active returns the thread's active turn, running or paused waiting for an
+// answer, and whether it has one. Like the other methods it loads the
+// thread first, which starts a turn queued before a restart.
+func (s *Scheduler) Active(ctx context.Context, threadID string) (Turn, bool, error) {
+	th, err := s.thread(ctx, threadID)
+	if err != nil {
+		return Turn{}, false, err
+	}
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	if th.active == nil {
+		return Turn{}, false, nil
+	}
+	rec := *th.active.rec
+	rec.Input = slices.Clone(rec.Input)
+	return rec, true, nil
+}
+
 // Subscribe returns a subscription to the events of a thread's turns from
 // now on; read it with [Subscription.Next]. Close it when done.
 func (s *Scheduler) Subscribe(ctx context.Context, threadID string) (*Subscription, error) {

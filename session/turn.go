@@ -20,6 +20,20 @@ func (s *Scheduler) Start(ctx context.Context, threadID string, input llm.Item) 
 	if err := checkInput(&input); err != nil {
 		return Turn{}, err
 	}
+	return s.start(ctx, threadID, []llm.Item{input})
+}
+
+// Compact compacts the thread's history as a turn of its own, without
+// input: the model writes a handoff summary that the thread's next turns
+// start from (loop.Engine.Compact). Like Start, it runs at once on an idle
+// thread and is queued otherwise. The turn fails when the run's options
+// have no context window (loop.Options.Window) or the thread no history.
+func (s *Scheduler) Compact(ctx context.Context, threadID string) (Turn, error) {
+	return s.start(ctx, threadID, nil)
+}
+
+// start starts or queues a turn of input; no input is a compaction.
+func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item) (Turn, error) {
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
 		return Turn{}, err
@@ -30,8 +44,8 @@ func (s *Scheduler) Start(ctx context.Context, threadID string, input llm.Item) 
 		return Turn{}, fmt.Errorf("%w (turn %s, call %s)", ErrTurnPaused, a.rec.ID, a.state.Pause.CallID)
 	}
 	t := &turnRun{
-		rec:   &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: []llm.Item{input}, CreatedAt: s.c.Now()},
-		input: []llm.Item{input},
+		rec:   &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, CreatedAt: s.c.Now()},
+		input: input,
 	}
 	if th.active == nil {
 		t.rec.Status = TurnInProgress
@@ -234,10 +248,14 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		o.Events = event.Multi(o.Events, tail)
 		var eng *loop.Engine
 		if eng, err = loop.New(o); err == nil {
-			if state != nil {
+			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Approved}
+			switch {
+			case state != nil:
 				out, err = eng.Resume(ctx, state, *answer)
-			} else {
-				out, err = eng.Run(ctx, loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Approved})
+			case len(t.input) == 0:
+				out, err = eng.Compact(ctx, lt)
+			default:
+				out, err = eng.Run(ctx, lt)
 			}
 		}
 	}

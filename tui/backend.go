@@ -3,9 +3,9 @@
 // cards, answers pauses inline, and lets the user steer, queue or interrupt
 // the running turn.
 //
-// The chat drives a [Backend]: the in-memory one in this package runs turns
-// on a loop.Engine in this process; a backend over the session scheduler and
-// the store runs the same chat against persisted threads.
+// The chat drives a [Backend]: [Local] runs turns on a loop.Engine in this
+// process; [Session] runs them on the session scheduler, whose threads,
+// turns and steered input are persisted in its store.
 package tui
 
 import (
@@ -35,10 +35,11 @@ type Backend interface {
 	// Queue runs text as the thread's next turn once the running one ends
 	// (in order, first in first out); on an idle thread it starts at once.
 	Queue(ctx context.Context, threadID, text string) error
-	// Steer adds text to the running turn turnID: the engine reads it
-	// before its next model request. It fails with ErrNoActiveTurn when
-	// the thread is idle and ErrTurnMismatch when another turn runs.
-	Steer(ctx context.Context, threadID, turnID, text string) error
+	// Steer adds text to the running turn turnID and returns the id of
+	// its item: the engine reads it before its next model request and
+	// records it under that id. It fails with ErrNoActiveTurn when the
+	// thread is idle and ErrTurnMismatch when another turn runs.
+	Steer(ctx context.Context, threadID, turnID, text string) (string, error)
 	// Interrupt cancels the running turn turnID; the turn then completes
 	// with status interrupted. Interrupting a finished turn is not an
 	// error.

@@ -121,12 +121,21 @@ func (m *Model) itemAdded(it *llm.Item) {
 	s := m.styles()
 	switch it.Origin {
 	case llm.OriginInput:
-		if i := slices.Index(m.queued, text); i >= 0 {
+		// Steered input the turn did not read starts the next turn under
+		// its own id; it is no longer pending.
+		if i := slices.IndexFunc(m.steers, func(p pendingSteer) bool { return p.id != "" && p.id == it.ID }); i >= 0 {
+			m.steers = slices.Delete(m.steers, i, i+1)
+		} else if i := slices.Index(m.queued, text); i >= 0 {
 			m.queued = slices.Delete(m.queued, i, i+1)
 		}
 		m.commit(s.user.Render("› " + text))
 	case llm.OriginSteer:
-		if i := slices.Index(m.steers, text); i >= 0 {
+		// By id: two steers of the same text are two items.
+		i := slices.IndexFunc(m.steers, func(p pendingSteer) bool { return p.id != "" && p.id == it.ID })
+		if i < 0 {
+			i = slices.IndexFunc(m.steers, func(p pendingSteer) bool { return p.text == text })
+		}
+		if i >= 0 {
 			m.steers = slices.Delete(m.steers, i, i+1)
 		}
 		m.commit(s.user.Render("› "+text) + s.dim.Render("  (steered into the turn)"))

@@ -63,9 +63,12 @@ func (f *fakeBackend) Queue(_ context.Context, thread, text string) error {
 	return nil
 }
 
-func (f *fakeBackend) Steer(_ context.Context, thread, turn, text string) error {
+func (f *fakeBackend) Steer(_ context.Context, thread, turn, text string) (string, error) {
 	f.record("steer %s %s %s", thread, turn, text)
-	return f.steerErr
+	if f.steerErr != nil {
+		return "", f.steerErr
+	}
+	return "steer_" + text, nil
 }
 
 func (f *fakeBackend) Interrupt(_ context.Context, thread, turn string) error {

@@ -127,9 +127,9 @@ func (m *Model) enter() {
 	ctx, cancel := m.callCtx()
 	defer cancel()
 	if m.turnID != "" {
-		err := m.be.Steer(ctx, m.thread.ID, m.turnID, text)
+		id, err := m.be.Steer(ctx, m.thread.ID, m.turnID, text)
 		if err == nil {
-			m.steers = append(m.steers, text)
+			m.steers = append(m.steers, pendingSteer{id: id, text: text})
 			return
 		}
 		if !errors.Is(err, ErrNoActiveTurn) && !errors.Is(err, ErrTurnMismatch) {

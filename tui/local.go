@@ -69,6 +69,9 @@ type localThread struct {
 	// waiting holds the answer channel of the pause the running turn
 	// waits on, by call id.
 	waiting map[string]chan loop.Answer
+	// ended is the running turn's turn_completed, held until the turn is
+	// settled: a chat acting on it must find the thread idle.
+	ended *event.Event
 }
 
 type localTurn struct {
@@ -266,22 +269,25 @@ func (m *Local) Queue(ctx context.Context, threadID, text string) error {
 	return nil
 }
 
-// Steer adds text to the running turn turnID.
-func (m *Local) Steer(ctx context.Context, threadID, turnID, text string) error {
+// Steer adds text to the running turn turnID and returns its item's id.
+func (m *Local) Steer(ctx context.Context, threadID, turnID, text string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, err := m.thread(threadID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	switch {
 	case t.running == nil:
-		return fmt.Errorf("steer: %w", ErrNoActiveTurn)
+		return "", fmt.Errorf("steer: %w", ErrNoActiveTurn)
 	case turnID != t.running.id:
-		return fmt.Errorf("steer: %w: running %s, named %s", ErrTurnMismatch, t.running.id, turnID)
+		return "", fmt.Errorf("steer: %w: running %s, named %s", ErrTurnMismatch, t.running.id, turnID)
 	}
-	t.inbox.add(llm.Item{Role: llm.RoleUser, Origin: llm.OriginSteer, Parts: []llm.Part{{Kind: llm.PartText, Text: text}}})
-	return nil
+	// The id is given now, so the chat can tell this steer's item when the
+	// engine records it (the engine keeps an item's id).
+	it := llm.Item{ID: loop.NewID("steer"), Role: llm.RoleUser, Origin: llm.OriginSteer, Parts: []llm.Part{{Kind: llm.PartText, Text: text}}}
+	t.inbox.add(it)
+	return it.ID, nil
 }
 
 // Interrupt cancels the running turn turnID.
@@ -423,6 +429,14 @@ func (m *Local) settleLocked(t *localThread, input []llm.Item, o *loop.Outcome) 
 	t.running = nil
 	clear(t.waiting)
 	t.info.Updated = time.Now()
+	if e := t.ended; e != nil {
+		// Published now that the thread is idle, and before the next
+		// turn's events. push never blocks.
+		t.ended = nil
+		for _, s := range t.subs {
+			s.push(*e)
+		}
+	}
 	if m.closed {
 		return nil
 	}
@@ -447,7 +461,9 @@ func (m *Local) warn(t *localThread, msg string) {
 }
 
 // publish hands e to the thread's subscribers. It runs on the engine's
-// goroutines and never blocks on a subscriber.
+// goroutines and never blocks on a subscriber. A turn_completed is held
+// until the turn is settled (settleLocked publishes it), so that a chat
+// starting the next turn on hearing it finds the thread idle.
 func (m *Local) publish(t *localThread, e event.Event) {
 	if e.Item != nil {
 		// The engine may replace the item in place later (a pause
@@ -456,6 +472,11 @@ func (m *Local) publish(t *localThread, e event.Event) {
 		e.Item = &it
 	}
 	m.mu.Lock()
+	if e.Type == event.TurnCompleted {
+		t.ended = &e
+		m.mu.Unlock()
+		return
+	}
 	if e.Type == event.PauseRequested {
 		// The answer's slot exists before anyone hears of the pause, so an
 		// answer quicker than the engine reaching its Waiter is kept.

@@ -61,15 +61,10 @@ func (askTool) Run(context.Context, tool.Call) (tool.Output, error) {
 // localHarness is a Local backend playing a script, with one thread and a
 // collector of its events.
 type localHarness struct {
-	t      *testing.T
+	*eventLog
 	be     *Local
 	model  *scripted.Model
 	thread string
-
-	mu     sync.Mutex
-	events []event.Event
-	// changed is signalled after each batch of events.
-	changed chan struct{}
 }
 
 func newLocalHarness(t *testing.T, script string, tools ...tool.Tool) *localHarness {
@@ -82,15 +77,41 @@ func newLocalHarness(t *testing.T, script string, tools ...tool.Tool) *localHarn
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &localHarness{t: t, be: be, model: model, changed: make(chan struct{}, 1)}
+	h := &localHarness{eventLog: newEventLog(t), be: be, model: model}
 	th, err := be.NewThread(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.thread = th.ID
-	sub, err := be.Subscribe(context.Background(), th.ID)
+	stop := h.follow(be, th.ID)
+	t.Cleanup(func() {
+		be.Close()
+		stop()
+	})
+	return h
+}
+
+// eventLog collects the events of a thread's subscription.
+type eventLog struct {
+	t *testing.T
+
+	mu     sync.Mutex
+	events []event.Event
+	// changed is signalled after each batch of events.
+	changed chan struct{}
+}
+
+func newEventLog(t *testing.T) *eventLog {
+	return &eventLog{t: t, changed: make(chan struct{}, 1)}
+}
+
+// follow collects the events of the thread on be until the returned stop
+// is called; stop waits for the reading goroutine to end.
+func (h *eventLog) follow(be Backend, threadID string) (stop func()) {
+	h.t.Helper()
+	sub, err := be.Subscribe(context.Background(), threadID)
 	if err != nil {
-		t.Fatal(err)
+		h.t.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -109,16 +130,14 @@ func newLocalHarness(t *testing.T, script string, tools ...tool.Tool) *localHarn
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		be.Close()
+	return func() {
 		sub.Close()
 		<-done
-	})
-	return h
+	}
 }
 
 // waitFor waits until find, given every event so far, finds one.
-func (h *localHarness) waitFor(what string, find func([]event.Event) (event.Event, bool)) event.Event {
+func (h *eventLog) waitFor(what string, find func([]event.Event) (event.Event, bool)) event.Event {
 	h.t.Helper()
 	deadline := time.After(5 * time.Second)
 	for {
@@ -148,7 +167,7 @@ func first(t event.Type) func([]event.Event) (event.Event, bool) {
 	}
 }
 
-func (h *localHarness) types() string {
+func (h *eventLog) types() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var b strings.Builder
@@ -159,7 +178,7 @@ func (h *localHarness) types() string {
 }
 
 // completed waits for the n-th completed turn and returns its summary.
-func (h *localHarness) completed(n int) *event.TurnSummary {
+func (h *eventLog) completed(n int) *event.TurnSummary {
 	h.t.Helper()
 	e := h.waitFor("turn completed", func(es []event.Event) (event.Event, bool) {
 		seen := 0
@@ -177,7 +196,7 @@ func (h *localHarness) completed(n int) *event.TurnSummary {
 
 // inputs returns the user texts the engine recorded, in order, with their
 // origins.
-func (h *localHarness) inputs() []string {
+func (h *eventLog) inputs() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []string
@@ -246,7 +265,7 @@ rounds:
 		t.Fatal(err)
 	}
 	<-gate.started
-	if err := h.be.Steer(ctx, h.thread, turn, "go left instead"); err != nil {
+	if _, err := h.be.Steer(ctx, h.thread, turn, "go left instead"); err != nil {
 		t.Fatal(err)
 	}
 	close(gate.release)
@@ -267,14 +286,14 @@ rounds:
   - text: done
 `, gate)
 	ctx := context.Background()
-	if err := h.be.Steer(ctx, h.thread, "turn_x", "hi"); !errors.Is(err, ErrNoActiveTurn) {
+	if _, err := h.be.Steer(ctx, h.thread, "turn_x", "hi"); !errors.Is(err, ErrNoActiveTurn) {
 		t.Errorf("steer on an idle thread: %v, want ErrNoActiveTurn", err)
 	}
 	if _, err := h.be.Start(ctx, h.thread, "go"); err != nil {
 		t.Fatal(err)
 	}
 	<-gate.started
-	if err := h.be.Steer(ctx, h.thread, "turn_x", "hi"); !errors.Is(err, ErrTurnMismatch) {
+	if _, err := h.be.Steer(ctx, h.thread, "turn_x", "hi"); !errors.Is(err, ErrTurnMismatch) {
 		t.Errorf("steer naming another turn: %v, want ErrTurnMismatch", err)
 	}
 	if _, err := h.be.Start(ctx, h.thread, "again"); !errors.Is(err, ErrBusy) {

@@ -63,7 +63,7 @@ type Model struct {
 	pause *pauseCard
 	// steers are steered texts the engine has not read yet; queued are
 	// texts queued as next turns, in order.
-	steers []string
+	steers []pendingSteer
 	queued []string
 
 	usage usageTally
@@ -84,6 +84,12 @@ type Model struct {
 	quitting   bool
 
 	md markdown
+}
+
+// pendingSteer is a steered text and the id of its item, by which the chat
+// knows it when the engine records it.
+type pendingSteer struct {
+	id, text string
 }
 
 // usageTally adds up the thread's tokens and cost: finished turns plus the

@@ -38,8 +38,8 @@ func (m *Model) View() tea.View {
 	if live := m.liveView(s); live != "" {
 		blocks = append(blocks, live)
 	}
-	for _, t := range m.steers {
-		blocks = append(blocks, s.dim.Render("  ↳ steer, read before the next model call: ")+shorten(oneLine(t), max(10, m.width-46)))
+	for _, p := range m.steers {
+		blocks = append(blocks, s.dim.Render("  ↳ steer, read before the next model call: ")+shorten(oneLine(p.text), max(10, m.width-46)))
 	}
 	for i, t := range m.queued {
 		blocks = append(blocks, s.dim.Render(fmt.Sprintf("  ⏵ queued %d: ", i+1))+shorten(oneLine(t), max(10, m.width-16)))

@@ -5,14 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tui"
 )
@@ -42,68 +42,21 @@ func newChatCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
+			// Opened here only to refuse a model that cannot run before the
+			// screen is taken; each thread opens its own for its turns.
 			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
 			if err != nil {
 				return usageError(err)
 			}
-			model := r.Model
+			o := f.options()
+			if err := applyCaps(&o, &turnSetup{flags: &f, spec: spec, caps: &r.Caps}); err != nil {
+				return usageError(err)
+			}
 			dir, err := f.workspaceDir()
 			if err != nil {
 				return usageError(err)
 			}
-			ws, err := sandbox.Open(dir)
-			if err != nil {
-				return usageError(fmt.Errorf("workspace: %w", err))
-			}
-			defer ws.Close()
-
-			o := f.options()
-			o.Model = model
-			o.ModelName = spec.Model
-			if spec.Provider == "scripted" {
-				o.ModelName = ""
-			}
-			if err := applyCaps(&o, &turnSetup{flags: &f, spec: spec, caps: &r.Caps}); err != nil {
-				return usageError(err)
-			}
-			st, err := openStore(cmd.Context(), f.db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			f.tools.approval = f.approval
-			f.tools.st = st
-			mcpm, err := startMCP(cmd.Context(), cmd.ErrOrStderr())
-			if err != nil {
-				return usageError(err)
-			}
-			if mcpm != nil {
-				defer mcpm.Close()
-			}
-			f.tools.mcp = mcpm
-			set, _, capability, err := composeTools(cmd.Context(), ws, &f.tools, cmd.ErrOrStderr())
-			if err != nil {
-				return usageError(err)
-			}
-			o.Tools = set
-			if capability != nil && capability.Prompt != "" {
-				o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
-			}
-			o.System = joinPrompt(o.System, f.tools.loaded.prompt(cmd.Context(), set, cmd.ErrOrStderr()))
-
-			keep := &storeKeeper{st: st, workspace: dir, model: spec.String(), settings: store.Settings{Approval: f.approval, MaxRounds: f.maxRounds, Instructions: f.system}}
-			be, err := tui.NewLocal(o, keep)
-			if err != nil {
-				return usageError(err)
-			}
-			// Closing the backend interrupts a turn still running and waits
-			// for it (its end is stored), so nothing outlives the command.
-			defer be.Close()
-			err = tui.Run(cmd.Context(), be, tui.Options{Model: spec.String(), Thread: thread}, os.Stdin, cmd.OutOrStdout())
-			if errors.Is(err, tui.ErrNoThread) {
-				return usageError(fmt.Errorf("--thread %s: no such thread in %s (rein sessions list shows them)", thread, st.Path()))
-			}
-			return err
+			return chat(cmd, &f, spec, dir, thread)
 		},
 	}
 	f.register(cmd)
@@ -111,61 +64,70 @@ func newChatCmd() *cobra.Command {
 	return cmd
 }
 
-// storeKeeper keeps the chat's threads in the store, so `rein chat
-// --thread`, /threads and /resume reach every thread, and `rein sessions`
-// shows the chat's.
-type storeKeeper struct {
-	st        *store.Store
-	workspace string
-	model     string
-	settings  store.Settings
-}
-
-func (k *storeKeeper) Record(ctx context.Context, threadID string, it llm.Item) error {
-	return k.st.Record(ctx, threadID, it)
-}
-
-func (k *storeKeeper) CreateThread(ctx context.Context) (tui.ThreadInfo, error) {
-	t, err := k.st.CreateThread(ctx, store.Thread{Workspace: k.workspace, Model: k.model, Settings: k.settings})
+// chat runs the chat on the session scheduler over the store, its threads'
+// runs built as rein serve builds them (serveBackend) with the chat's flags
+// as the defaults: the threads it creates record the model, workspace,
+// instructions and approval, so a resumed thread runs as it ran, and
+// steered input is stored before the steer returns.
+func chat(cmd *cobra.Command, f *turnFlags, spec provider.Spec, dir, thread string) error {
+	ctx := cmd.Context()
+	st, err := openStore(ctx, f.db)
 	if err != nil {
-		return tui.ThreadInfo{}, err
+		return err
 	}
-	return threadInfo(t), nil
-}
-
-func (k *storeKeeper) LoadThread(ctx context.Context, id string) (tui.Kept, error) {
-	snap, err := k.st.Load(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return tui.Kept{}, fmt.Errorf("thread %s: %w", id, tui.ErrNoThread)
-	}
+	defer st.Close()
+	mcpm, err := startMCP(ctx, cmd.ErrOrStderr())
 	if err != nil {
-		return tui.Kept{}, err
+		return usageError(err)
 	}
-	return tui.Kept{Info: threadInfo(snap.Thread), History: snap.Items, Approved: snap.Thread.Settings.Approved}, nil
-}
-
-func (k *storeKeeper) ListThreads(ctx context.Context) ([]tui.ThreadInfo, error) {
-	ts, _, err := k.st.Threads(ctx, 50, "")
+	if mcpm != nil {
+		defer mcpm.Close()
+	}
+	o := f.options()
+	b := &serveBackend{
+		f:   &serveFlags{model: spec.String(), baseURL: f.baseURL, approval: f.approval, maxRounds: f.maxRounds},
+		dir: dir, logw: cmd.ErrOrStderr(), st: st, mcp: mcpm, noStream: f.noStream,
+		base:    loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget},
+		compose: &f.tools,
+		models:  make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace),
+	}
+	// After the scheduler's Close (deferred below, so run first): no run
+	// uses a workspace any more.
+	defer b.close()
+	cfg := session.ThreadConfig{Workspace: dir, Model: spec.String(), Instructions: f.system, EnableTools: f.tools.enabled,
+		DisableTools: f.tools.suppressed, Approval: f.approval, MaxRounds: f.maxRounds}
+	// Composed now, so that a tool flag that cannot work is refused before
+	// the screen is taken; the chat's threads share the set.
+	if _, err := b.threadTools(ctx, session.Thread{Config: cfg}, f.approval); err != nil {
+		return usageError(err)
+	}
+	sched, err := session.New(session.Config{Store: session.NewSQLStore(st), Setup: b.setup})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make([]tui.ThreadInfo, len(ts))
-	for i, t := range ts {
-		out[i] = threadInfo(t)
+	// Closing the scheduler interrupts a turn still running and waits for
+	// it (its end is stored), so nothing outlives the command.
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		sched.Close(cctx)
+	}()
+	be := tui.NewSession(sched, tui.SessionOptions{Config: cfg, Threads: func(ctx context.Context) ([]tui.ThreadInfo, error) {
+		ts, _, err := st.Threads(ctx, 50, "")
+		if err != nil {
+			return nil, err
+		}
+		out := make([]tui.ThreadInfo, len(ts))
+		for i, t := range ts {
+			out[i] = threadInfo(t)
+		}
+		return out, nil
+	}})
+	err = tui.Run(ctx, be, tui.Options{Model: spec.String(), Thread: thread}, os.Stdin, cmd.OutOrStdout())
+	if errors.Is(err, tui.ErrNoThread) {
+		return usageError(fmt.Errorf("--thread %s: no such thread in %s (rein sessions list shows them)", thread, st.Path()))
 	}
-	return out, nil
-}
-
-func (k *storeKeeper) StartTurn(ctx context.Context, threadID string) (string, error) {
-	t, err := k.st.StartTurn(ctx, threadID, "")
-	if errors.Is(err, store.ErrPaused) {
-		return "", fmt.Errorf("%w; answer it with rein answer %s", err, threadID)
-	}
-	return t.ID, err
-}
-
-func (k *storeKeeper) FinishTurn(ctx context.Context, o *loop.Outcome) error {
-	return k.st.FinishTurn(ctx, o)
+	return err
 }
 
 func threadInfo(t store.Thread) tui.ThreadInfo {

@@ -147,15 +147,24 @@ func serve(cmd *cobra.Command, f *serveFlags, dir string) error {
 	})
 }
 
-// serveBackend builds the engine options of each thread's runs: the model
-// from the thread's spec (provider.Open, once per thread), the tools
-// composed in its workspace (once, as rein chat composes them once for its
-// turns: composing on every run made garbage in proportion to the turns
-// served).
+// serveBackend builds the engine options of each thread's runs, for rein
+// serve and rein chat: the model from the thread's spec (provider.Open, once
+// per thread), the tools composed in its workspace (once: composing on every
+// run made garbage in proportion to the turns served).
 type serveBackend struct {
 	f    *serveFlags
 	dir  string
 	logw io.Writer
+
+	// noStream asks the providers for whole responses (chat's --no-stream).
+	noStream bool
+	// base holds the options every run starts from that a thread's config
+	// does not name: chat's budgets and output limit; zero for serve.
+	base loop.Options
+	// compose is the tool flags to compose with (chat's --kb, --exec,
+	// --capability, …), the thread's approval and tool choices set over
+	// them; nil composes serve's defaults.
+	compose *toolFlags
 
 	// st holds the threads and the tools' data (knowledge, memory, notes,
 	// jobs).
@@ -233,7 +242,7 @@ func (b *serveBackend) model(th session.Thread, spec provider.Spec) (modelCaps, 
 	if m, ok := b.models[th.ID]; ok {
 		return m, nil
 	}
-	r, err := provider.Resolve(spec, provider.Config{BaseURL: b.f.baseURL})
+	r, err := provider.Resolve(spec, provider.Config{BaseURL: b.f.baseURL, NoStream: b.noStream})
 	if err != nil {
 		return modelCaps{}, err
 	}
@@ -265,11 +274,12 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	if maxRounds == 0 {
 		maxRounds = b.f.maxRounds
 	}
-	o := loop.Options{Model: m, ModelName: spec.Model, Tools: tt.set, System: joinPrompt(c.Instructions, tt.prompt), MaxRounds: maxRounds, Policy: tool.Policy(approval)}
+	o := b.base
+	o.Model, o.ModelName, o.Tools, o.System, o.MaxRounds, o.Policy = m, spec.Model, tt.set, joinPrompt(c.Instructions, tt.prompt), maxRounds, tool.Policy(approval)
 	if spec.Provider == "scripted" {
 		o.ModelName = ""
 	}
-	if err := applyCaps(&o, &turnSetup{flags: &turnFlags{}, spec: spec, caps: &mc.caps}); err != nil {
+	if err := applyCaps(&o, &turnSetup{flags: &turnFlags{maxCost: b.base.Budget.Cost}, spec: spec, caps: &mc.caps}); err != nil {
 		return loop.Options{}, nil, err
 	}
 	return o, nil, nil
@@ -323,7 +333,11 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 	if err != nil {
 		return nil, err
 	}
-	tf := &toolFlags{approval: approval, enabled: c.EnableTools, suppressed: c.DisableTools, capability: defaultCapability, st: b.st, mcp: b.mcp}
+	tf := &toolFlags{capability: defaultCapability}
+	if b.compose != nil {
+		tf = new(*b.compose)
+	}
+	tf.approval, tf.enabled, tf.suppressed, tf.st, tf.mcp, tf.loaded = approval, c.EnableTools, c.DisableTools, b.st, b.mcp, nil
 	set, _, capability, err := composeTools(ctx, ws, tf, b.logw)
 	if err != nil {
 		return nil, err
