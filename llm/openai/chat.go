@@ -27,6 +27,12 @@ type Chat struct {
 	// tool definitions; it stays set, so later rounds and turns do not ask
 	// again.
 	textTools atomic.Bool
+
+	// The request body's encoding: messages by item, the last tools array
+	// and the last body's size (see chatBody).
+	msgs     msgCache
+	tools    atomic.Pointer[toolsCache]
+	sizeHint atomic.Int64
 }
 
 // NewChat returns a Chat Completions model.
@@ -67,11 +73,12 @@ func (c *Chat) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error)
 
 // send posts one request, in text tool mode or not.
 func (c *Chat) send(ctx context.Context, req *llm.Request, stream, textTools bool) (*http.Response, error) {
-	params, err := c.chatParams(req, stream, textTools)
+	body, err := c.chatBody(req, stream, textTools)
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.BadRequest, Provider: c.opts.name(), Message: err.Error(), Err: err}
 	}
-	return post(ctx, &c.client, c.opts.name(), "chat/completions", params, stream)
+	// The body says "stream" itself.
+	return post(ctx, &c.client, c.opts.name(), "chat/completions", body, false)
 }
 
 func isJSON(resp *http.Response) bool {

@@ -130,6 +130,14 @@ func replay(t *testing.T, api string, rec *testkit.Recording) {
 		model = openai.NewResponses(opts)
 	}
 
+	checkBody := func(req *llm.Request) {
+		if c, ok := model.(*openai.Chat); ok {
+			if err := openai.CheckChatBody(c, req, stream); err != nil {
+				t.Errorf("round %d: %v", req.Round, err)
+			}
+		}
+	}
+	checkBody(req)
 	ctx := context.Background()
 	resp1, evs1 := run(t, ctx, model, req)
 	checkEvents(t, resp1, evs1)
@@ -174,6 +182,7 @@ func replay(t *testing.T, api string, rec *testkit.Recording) {
 	req2 := *req
 	req2.Items = items
 	req2.Round = 2
+	checkBody(&req2)
 	resp2, evs2 := run(t, ctx, model, &req2)
 	checkEvents(t, resp2, evs2)
 	if len(callsOf(resp2)) != 0 {

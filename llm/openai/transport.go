@@ -10,15 +10,17 @@ import (
 	"github.com/openai/openai-go/v3/option"
 )
 
-// post sends params to path through the SDK and returns the raw response of
-// a successful call, leaving its body to the caller, or a classified error.
+// post sends params (SDK parameters, or a body already encoded as []byte)
+// to path through the SDK, with "stream": true set in the body when
+// setStream is, and returns the raw response of a successful call, leaving
+// its body to the caller, or a classified error.
 // The raw response is taken instead of the SDK's decoded value so that the
 // adapter can tell a finished stream from a cut one and read error bodies
 // that are not shaped as OpenAI's.
-func post(ctx context.Context, c *openai.Client, provider, path string, params any, stream bool) (*http.Response, error) {
+func post(ctx context.Context, c *openai.Client, provider, path string, params any, setStream bool) (*http.Response, error) {
 	var resp *http.Response
 	opts := []option.RequestOption{option.WithResponseInto(&resp)}
-	if stream {
+	if setStream {
 		opts = append(opts, option.WithJSONSet("stream", true))
 	}
 	err := c.Post(ctx, path, params, &resp, opts...)

@@ -1,0 +1,578 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/openai/openai-go/v3/packages/param"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/textcall"
+)
+
+// The Chat Completions request body is encoded here rather than by the
+// SDK's reflection over ChatCompletionNewParams, which re-encoded the whole
+// history on every round. The body means the same JSON as the SDK's (the
+// tests compare the two on every request shape and on the recorded
+// traffic): the fields are written in another order, and extra fields
+// (Options.Extra, reasoning fields replayed on an assistant message)
+// replace the fields of the same name as the SDK's do.
+//
+// Each assistant and tool message is encoded once and kept in a cache keyed
+// by the item's parts (see msgCache): earlier items do not change within a
+// thread, and an item that did change (a pause answer written over its
+// placeholder, a compacted history) no longer matches its entry and is
+// encoded again.
+
+// chatBody encodes a request, in text tool mode or not. In text tool mode
+// the tools are not sent as definitions: they are described in the system
+// prompt.
+func (c *Chat) chatBody(req *llm.Request, stream, textTools bool) ([]byte, error) {
+	model := req.Model
+	if model == "" {
+		model = c.opts.Model
+	}
+	extra := c.opts.Extra
+	has := func(k string) bool { _, ok := extra[k]; return ok }
+	hint := c.sizeHint.Load()
+	b := make([]byte, 0, hint+hint/8+512)
+	b = append(b, '{')
+	sep := func(k string) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+	}
+	if has("messages") {
+		// Replaced by the extra field, but still checked.
+		if _, err := c.appendMessages(nil, req, textTools); err != nil {
+			return nil, err
+		}
+	} else {
+		sep("messages")
+		var err error
+		if b, err = c.appendMessages(b, req, textTools); err != nil {
+			return nil, err
+		}
+	}
+	if !has("model") {
+		sep("model")
+		b = appendString(b, model)
+	}
+	if len(req.Tools) > 0 && !textTools {
+		if !has("tools") {
+			tools, err := c.toolsJSON(req.Tools)
+			if err != nil {
+				return nil, err
+			}
+			sep("tools")
+			b = append(b, tools...)
+		}
+		choice := req.ToolChoice
+		if choice == "" {
+			choice = llm.ToolChoiceAuto
+		}
+		// "none" keeps the definitions: the prompt cache stays warm and
+		// servers that want definitions beside earlier tool messages are
+		// satisfied.
+		if !has("tool_choice") {
+			sep("tool_choice")
+			b = appendString(b, string(choice))
+		}
+		if req.ParallelCalls && !has("parallel_tool_calls") {
+			sep("parallel_tool_calls")
+			b = append(b, "true"...)
+		}
+	}
+	if n := req.MaxOutputTokens; n > 0 {
+		tp := c.opts.TokenParam
+		if tp == "" {
+			tp = TokenParamFor(model)
+		}
+		k := "max_tokens"
+		if tp == MaxCompletionTokens {
+			k = "max_completion_tokens"
+		}
+		if !has(k) {
+			sep(k)
+			b = strconv.AppendInt(b, int64(n), 10)
+		}
+	}
+	if req.Temperature != nil && !has("temperature") {
+		t, err := json.Marshal(*req.Temperature)
+		if err != nil {
+			return nil, fmt.Errorf("temperature: %w", err)
+		}
+		sep("temperature")
+		b = append(b, t...)
+	}
+	if e := c.opts.ReasoningEffort; e != "" && !has("reasoning_effort") {
+		sep("reasoning_effort")
+		b = appendString(b, e)
+	}
+	if stream && !c.opts.NoStreamUsage && !has("stream_options") {
+		sep("stream_options")
+		b = append(b, `{"include_usage":true}`...)
+	}
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		if stream && k == "stream" {
+			continue
+		}
+		v := extra[k]
+		if any(v) == any(param.Omit) {
+			continue
+		}
+		raw, err := extraJSON(v)
+		if err != nil {
+			return nil, fmt.Errorf("extra field %q: %w", k, err)
+		}
+		sep(k)
+		b = append(b, raw...)
+	}
+	if stream {
+		sep("stream")
+		b = append(b, "true"...)
+	}
+	b = append(b, '}')
+	c.sizeHint.Store(int64(len(b)))
+	return b, nil
+}
+
+// extraJSON encodes an extra field's value as the SDK does: a byte slice is
+// a string, anything else as encoding/json writes it.
+func extraJSON(v any) ([]byte, error) {
+	if s, ok := v.([]byte); ok {
+		return appendString(nil, string(s)), nil
+	}
+	return json.Marshal(v)
+}
+
+// appendMessages appends the messages array. Adjacent user-role items
+// become one user message; reasoning goes back only on the current turn's
+// assistant messages that carry calls (DeepSeek's thinking mode refuses a
+// tool round without it) and is dropped from earlier turns.
+//
+// In text tool mode (DESIGN §5.2) the system prompt ends with the tools'
+// description, calls go back in the DSML text format inside the assistant
+// content, and results go back as user-role text; a run of results and
+// the user-role items after it form one user message.
+func (c *Chat) appendMessages(b []byte, req *llm.Request, textTools bool) ([]byte, error) {
+	b = append(b, '[')
+	first := true
+	open := func() {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+	}
+	system := req.System
+	if textTools && len(req.Tools) > 0 {
+		system = joinText(system, textcall.Instructions(req.Tools))
+	}
+	if system != "" {
+		open()
+		b = appendTextMessage(b, "system", system)
+	}
+	turnStart := currentTurnStart(req)
+	var user []string
+	var results []llm.Result
+	flushResults := func() {
+		if len(results) > 0 {
+			user = append(user, textcall.FormatResults(results))
+			results = results[:0]
+		}
+	}
+	flushUser := func() {
+		flushResults()
+		if len(user) > 0 {
+			open()
+			b = appendTextMessage(b, "user", strings.Join(user, "\n\n"))
+			user = user[:0]
+		}
+	}
+	for i := range req.Items {
+		it := &req.Items[i]
+		switch it.Role {
+		case llm.RoleUser:
+			flushResults()
+			user = append(user, it.Text())
+		case llm.RoleAssistant:
+			flushUser()
+			open()
+			b = c.msgs.append(b, it, msgKind{assistant: true, current: i >= turnStart, textTools: textTools})
+		case llm.RoleTool:
+			r := it.Result()
+			if r == nil {
+				return nil, fmt.Errorf("item %d: tool item without a result", i)
+			}
+			if textTools {
+				results = append(results, *r)
+				continue
+			}
+			flushUser()
+			open()
+			b = c.msgs.append(b, it, msgKind{})
+		default:
+			return nil, fmt.Errorf("item %d: unknown role %q", i, it.Role)
+		}
+	}
+	flushUser()
+	return append(b, ']'), nil
+}
+
+func appendTextMessage(b []byte, role, text string) []byte {
+	b = append(b, `{"role":`...)
+	b = appendString(b, role)
+	b = append(b, `,"content":`...)
+	b = appendString(b, text)
+	return append(b, '}')
+}
+
+// msgKind is what an item's message depends on besides the item.
+type msgKind struct {
+	assistant bool // an assistant message; a tool message otherwise
+	current   bool // the item belongs to the current turn
+	textTools bool
+}
+
+// encodeMessage encodes an assistant item or (native mode) a tool item.
+func encodeMessage(b []byte, it *llm.Item, k msgKind) []byte {
+	if !k.assistant {
+		r := it.Result()
+		b = append(b, `{"role":"tool","content":`...)
+		b = appendString(b, r.Content)
+		b = append(b, `,"tool_call_id":`...)
+		b = appendString(b, r.CallID)
+		return append(b, '}')
+	}
+	// An assistant item: its calls are written back in the DSML format
+	// after its text in text tool mode, as the model writes them.
+	var text strings.Builder
+	var reasoning map[string]any
+	var textCalls []llm.Call
+	calls := 0
+	for _, p := range it.Parts {
+		switch p.Kind {
+		case llm.PartText:
+			text.WriteString(p.Text)
+		case llm.PartCall:
+			if p.Call == nil {
+				continue
+			}
+			if k.textTools {
+				textCalls = append(textCalls, *p.Call)
+				continue
+			}
+			calls++
+		case llm.PartReasoning:
+			if p.Opaque == nil || p.Opaque.Provider != ProviderChat || len(p.Opaque.Raw) == 0 {
+				continue
+			}
+			var fields map[string]any
+			if json.Unmarshal(p.Opaque.Raw, &fields) == nil {
+				if reasoning == nil {
+					reasoning = fields
+				} else {
+					maps.Copy(reasoning, fields)
+				}
+			}
+		}
+	}
+	content := text.String()
+	if len(textCalls) > 0 {
+		content = joinText(content, textcall.Format(textCalls))
+	}
+	if !(k.current && (calls > 0 || len(textCalls) > 0) && len(reasoning) > 0) {
+		reasoning = nil
+	}
+	has := func(k string) bool { _, ok := reasoning[k]; return ok }
+	b = append(b, '{')
+	if !has("role") {
+		b = append(b, `"role":"assistant"`...)
+	}
+	sep := func(k string) {
+		if len(b) > 0 && b[len(b)-1] != '{' {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+	}
+	if (content != "" || calls == 0) && !has("content") {
+		sep("content")
+		b = appendString(b, content)
+	}
+	if calls > 0 && !has("tool_calls") {
+		sep("tool_calls")
+		b = append(b, '[')
+		n := 0
+		for _, p := range it.Parts {
+			if p.Kind != llm.PartCall || p.Call == nil {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = append(b, `{"id":`...)
+			b = appendString(b, p.Call.ID)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = appendString(b, p.Call.Name)
+			b = append(b, `,"arguments":`...)
+			b = appendString(b, argsOrEmpty(p.Call.Args))
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	for _, k := range slices.Sorted(maps.Keys(reasoning)) {
+		raw, err := extraJSON(reasoning[k])
+		if err != nil {
+			continue
+		}
+		sep(k)
+		b = append(b, raw...)
+	}
+	return append(b, '}')
+}
+
+// toolsJSON returns the encoded tools array, from the last request's when
+// the tools are the same.
+func (c *Chat) toolsJSON(specs []llm.ToolSpec) ([]byte, error) {
+	if t := c.tools.Load(); t != nil && t.same(specs) {
+		return t.json, nil
+	}
+	b := []byte{'['}
+	for i, s := range specs {
+		schema, err := schemaMap(s.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", s.Name, err)
+		}
+		params, err := json.Marshal(schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: schema: %w", s.Name, err)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"function","function":{"name":`...)
+		b = appendString(b, s.Name)
+		if s.Description != "" {
+			b = append(b, `,"description":`...)
+			b = appendString(b, s.Description)
+		}
+		b = append(b, `,"parameters":`...)
+		b = append(b, params...)
+		b = append(b, "}}"...)
+	}
+	b = append(b, ']')
+	t := &toolsCache{json: b, specs: make([]toolSnap, len(specs))}
+	for i, s := range specs {
+		t.specs[i] = toolSnap{s.Name, s.Description, string(s.Schema)}
+	}
+	c.tools.Store(t)
+	return b, nil
+}
+
+// toolsCache is the last tools array encoded.
+type toolsCache struct {
+	specs []toolSnap
+	json  []byte
+}
+
+type toolSnap struct{ name, description, schema string }
+
+func (t *toolsCache) same(specs []llm.ToolSpec) bool {
+	if len(specs) != len(t.specs) {
+		return false
+	}
+	for i := range specs {
+		s := &t.specs[i]
+		if specs[i].Name != s.name || specs[i].Description != s.description || string(specs[i].Schema) != s.schema {
+			return false
+		}
+	}
+	return true
+}
+
+// msgCache holds encoded messages by item. An entry is found by the
+// address and length of the item's parts and the message kind, and used
+// only when the item still holds what it held when it was encoded: the
+// entry keeps a snapshot of every field the encoding read (strings, which
+// cannot change, and copies of raw bytes), compared on each use. Two
+// generations bound its size: when the current one holds msgCacheBytes of
+// messages it becomes the old one, and entries found in the old one move
+// back.
+type msgCache struct {
+	mu       sync.Mutex
+	cur, old map[msgKey]*msgEntry
+	curBytes int
+}
+
+// msgCacheBytes is the size of one generation of the message cache.
+const msgCacheBytes = 4 << 20
+
+type msgKey struct {
+	parts *llm.Part
+	n     int
+	kind  msgKind
+}
+
+type msgEntry struct {
+	role  llm.Role
+	parts []partSnap
+	json  []byte
+}
+
+// partSnap is what the encoding of a part may read.
+type partSnap struct {
+	kind llm.PartKind
+	text string
+	call bool
+	// call id, name and arguments, or result call id and content
+	a, b, c    string
+	result     bool
+	opaque     bool
+	provider   string
+	opaqueRaw  string
+	opaqueNull bool
+}
+
+func snapPart(p *llm.Part) partSnap {
+	s := partSnap{kind: p.Kind, text: p.Text}
+	if p.Call != nil {
+		s.call, s.a, s.b, s.c = true, p.Call.ID, p.Call.Name, p.Call.Args
+	}
+	if p.Result != nil {
+		// A part holds a call or a result, never both: the fields are
+		// shared, with the presence flags telling which.
+		s.result, s.a, s.b = true, p.Result.CallID, p.Result.Content
+	}
+	if p.Opaque != nil {
+		s.opaque, s.provider, s.opaqueRaw, s.opaqueNull = true, p.Opaque.Provider, string(p.Opaque.Raw), p.Opaque.Raw == nil
+	}
+	return s
+}
+
+func (s *partSnap) matches(p *llm.Part) bool {
+	if p.Kind != s.kind || p.Text != s.text || (p.Call != nil) != s.call || (p.Result != nil) != s.result || (p.Opaque != nil) != s.opaque {
+		return false
+	}
+	if p.Call != nil && p.Result != nil {
+		return false // not snapshotted faithfully: never matched
+	}
+	if p.Call != nil && (p.Call.ID != s.a || p.Call.Name != s.b || p.Call.Args != s.c) {
+		return false
+	}
+	if p.Result != nil && (p.Result.CallID != s.a || p.Result.Content != s.b) {
+		return false
+	}
+	return p.Opaque == nil || p.Opaque.Provider == s.provider && string(p.Opaque.Raw) == s.opaqueRaw && (p.Opaque.Raw == nil) == s.opaqueNull
+}
+
+func (e *msgEntry) matches(it *llm.Item) bool {
+	if it.Role != e.role || len(it.Parts) != len(e.parts) {
+		return false
+	}
+	for i := range it.Parts {
+		if !e.parts[i].matches(&it.Parts[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// append appends the message of an item, from the cache when it holds it.
+func (mc *msgCache) append(b []byte, it *llm.Item, k msgKind) []byte {
+	if len(it.Parts) == 0 {
+		return encodeMessage(b, it, k)
+	}
+	key := msgKey{parts: &it.Parts[0], n: len(it.Parts), kind: k}
+	mc.mu.Lock()
+	e, ok := mc.cur[key]
+	if !ok {
+		if e, ok = mc.old[key]; ok && e.matches(it) {
+			mc.putLocked(key, e)
+		}
+	}
+	mc.mu.Unlock()
+	if ok && e.matches(it) {
+		return append(b, e.json...)
+	}
+	start := len(b)
+	b = encodeMessage(b, it, k)
+	e = &msgEntry{role: it.Role, parts: make([]partSnap, len(it.Parts)), json: slices.Clone(b[start:])}
+	for i := range it.Parts {
+		e.parts[i] = snapPart(&it.Parts[i])
+	}
+	mc.mu.Lock()
+	mc.putLocked(key, e)
+	mc.mu.Unlock()
+	return b
+}
+
+func (mc *msgCache) putLocked(key msgKey, e *msgEntry) {
+	if mc.cur == nil || mc.curBytes+len(e.json) > msgCacheBytes {
+		mc.old, mc.cur, mc.curBytes = mc.cur, make(map[msgKey]*msgEntry), 0
+	}
+	mc.cur[key] = e
+	mc.curBytes += len(e.json)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string, as encoding/json writes it but
+// for <, > and &, which are left as they are: invalid UTF-8 becomes
+// U+FFFD, and U+2028 and U+2029 are escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

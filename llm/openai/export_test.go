@@ -1,0 +1,9 @@
+package openai
+
+import "github.com/reinhq/rein/llm"
+
+// CheckChatBody checks that the body a Chat model sends for req means the
+// same JSON as the SDK's encoding of the same request.
+func CheckChatBody(c *Chat, req *llm.Request, stream bool) error {
+	return compareChatBody(c, req, stream, c.TextTools())
+}
