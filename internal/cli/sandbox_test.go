@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/session"
 )
 
 // fakeSandbox makes rein see bubblewrap working, or not, whatever this
@@ -224,5 +226,42 @@ func TestReadOnlyRunCannotWriteTheWorkspace(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "new.txt")); err == nil {
 		t.Error("new.txt was written in a read-only run")
+	}
+}
+func TestServeAppliesAThreadsSandboxMode(t *testing.T) {
+	clearKeys(t)
+	fakeSandbox(t, true)
+	dir := t.TempDir()
+	script := writeScript(t, "rounds:\n  - text: hi\n")
+	st, err := openStore(t.Context(), filepath.Join(dir, "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st,
+		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+	defer b.close()
+	tests := []struct {
+		thread, mode string
+		writes       bool
+	}{
+		{"thread_ro", "read-only", false},
+		{"thread_default", "", true},
+		{"thread_ww", "workspace-write", true},
+		{"thread_fa", "full-access", true},
+	}
+	for _, tt := range tests {
+		o, _, err := b.setup(t.Context(), session.Thread{ID: tt.thread, Config: session.ThreadConfig{Sandbox: tt.mode}})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.thread, err)
+		}
+		for _, name := range []string{"write_file", "edit_file"} {
+			if _, ok := o.Tools.Get(name); ok != tt.writes {
+				t.Errorf("sandbox %q: %s mounted %v, want %v", tt.mode, name, ok, tt.writes)
+			}
+		}
+		if _, ok := o.Tools.Get("read_file"); !ok {
+			t.Errorf("sandbox %q: read_file not mounted", tt.mode)
+		}
 	}
 }

@@ -300,7 +300,7 @@ type threadTools struct {
 
 // toolsKey is what a composition depends on besides the server's flags.
 type toolsKey struct {
-	dir, approval, enabled, disabled string
+	dir, approval, sandbox, enabled, disabled string
 }
 
 // grows reports whether a composed set changes while it is used: load_tools
@@ -319,7 +319,7 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 	if err != nil {
 		return nil, err
 	}
-	key := toolsKey{dir: dir, approval: approval, enabled: strings.Join(c.EnableTools, "\x00"), disabled: strings.Join(c.DisableTools, "\x00")}
+	key := toolsKey{dir: dir, approval: approval, sandbox: c.Sandbox, enabled: strings.Join(c.EnableTools, "\x00"), disabled: strings.Join(c.DisableTools, "\x00")}
 	b.mu.Lock()
 	tt, ok := b.tools[th.ID]
 	if !ok {
@@ -338,6 +338,10 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 		tf = new(*b.compose)
 	}
 	tf.approval, tf.enabled, tf.suppressed, tf.st, tf.mcp, tf.loaded = approval, c.EnableTools, c.DisableTools, b.st, b.mcp, nil
+	if c.Sandbox != "" {
+		// The thread's sandbox mode (thread/start) wins over the default.
+		tf.sandbox = c.Sandbox
+	}
 	set, _, capability, err := composeTools(ctx, ws, tf, b.logw)
 	if err != nil {
 		return nil, err
