@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/window"
 )
 
 func TestMain(m *testing.M) {
@@ -82,7 +83,15 @@ func (b *backend) setup(_ context.Context, th session.Thread) (loop.Options, fun
 	if !ok {
 		return loop.Options{}, nil, fmt.Errorf("no script %q", th.Config.Model)
 	}
-	return loop.Options{Model: m, Tools: tool.NewSet(b.tools...), Grace: 100 * time.Millisecond}, nil, nil
+	o := loop.Options{Model: m, Tools: tool.NewSet(b.tools...), Grace: 100 * time.Millisecond}
+	if strings.HasPrefix(th.Config.Model, "scripted:compact") {
+		w, err := window.New(window.Config{Model: "gpt-4o", Window: 100_000, MaxOutput: 1_000})
+		if err != nil {
+			return loop.Options{}, nil, err
+		}
+		o.Window = w
+	}
+	return o, nil, nil
 }
 
 func (b *backend) server(t *testing.T, c server.Config) *server.Server {

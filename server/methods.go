@@ -174,6 +174,24 @@ func (c *conn) turnStart(ctx context.Context, raw json.RawMessage) (any, error) 
 	return TurnStartResult{Turn: wireTurn(&t)}, nil
 }
 
+func (c *conn) threadCompact(ctx context.Context, raw json.RawMessage) (any, error) {
+	p, err := decode[ThreadCompactParams](raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := need("threadId", p.ThreadID); err != nil {
+		return nil, err
+	}
+	if err := c.watch(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
+	t, err := c.s.c.Sessions.Compact(ctx, p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	return TurnStartResult{Turn: wireTurn(&t)}, nil
+}
+
 func (c *conn) turnSteer(ctx context.Context, raw json.RawMessage) (any, error) {
 	p, err := decode[TurnSteerParams](raw)
 	if err != nil {

@@ -20,6 +20,7 @@ const (
 	MethodTurnStart      = "turn/start"
 	MethodTurnSteer      = "turn/steer"
 	MethodTurnInterrupt  = "turn/interrupt"
+	MethodThreadCompact  = "thread/compact"
 	MethodPauseAnswer    = "pause/answer"
 	MethodApprovalAnswer = "approval/answer"
 )
@@ -142,6 +143,13 @@ type TurnSteerParams struct {
 type TurnSteerResult struct {
 	TurnID string `json:"turnId"`
 	ItemID string `json:"itemId"`
+}
+
+// ThreadCompactParams are the params of thread/compact: compact the
+// thread's context now (a handoff summary replaces the older history in
+// what later requests send; the store keeps everything).
+type ThreadCompactParams struct {
+	ThreadID string `json:"threadId"`
 }
 
 // TurnInterruptParams are the params of turn/interrupt.

@@ -36,6 +36,7 @@ var protocolMethods = []methodTypes{
 	{MethodTurnStart, TurnStartParams{}, TurnStartResult{}, "Starts a turn: inProgress, or queued while a turn runs."},
 	{MethodTurnSteer, TurnSteerParams{}, TurnSteerResult{}, "Adds input to the running turn; the input is persisted before the answer."},
 	{MethodTurnInterrupt, TurnInterruptParams{}, EmptyResult{}, "Cancels a turn; it later completes interrupted."},
+	{MethodThreadCompact, ThreadCompactParams{}, TurnStartResult{}, "Compacts the thread's context now, as a turn of its own (inProgress, or queued behind the running turn); it completes with stop reason compacted."},
 	{MethodPauseAnswer, PauseAnswerParams{}, EmptyResult{}, "Answers a paused turn's questions; the same turn goes on."},
 	{MethodApprovalAnswer, ApprovalAnswerParams{}, EmptyResult{}, "Answers a paused turn's approval; the same turn goes on."},
 }

@@ -92,6 +92,7 @@ var methods = map[string]handler{
 	MethodTurnStart:      (*conn).turnStart,
 	MethodTurnSteer:      (*conn).turnSteer,
 	MethodTurnInterrupt:  (*conn).turnInterrupt,
+	MethodThreadCompact:  (*conn).threadCompact,
 	MethodPauseAnswer:    (*conn).pauseAnswer,
 	MethodApprovalAnswer: (*conn).approvalAnswer,
 }
