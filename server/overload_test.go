@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/session"
@@ -53,10 +54,11 @@ func (c *chanTransport) Close() error {
 	return nil
 }
 
-// eventually polls cond for up to 5 s.
+// eventually polls cond for up to 20 s: a deadline for a loaded CI
+// machine, not a measurement.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		if cond() {
 			return
 		}
@@ -66,8 +68,12 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 func TestOverloadedWhenTheClientStopsReading(t *testing.T) {
 	model := scripted.New(scripted.Script{Rounds: []scripted.Round{{Text: strings.Repeat("x", 500), Chunk: 1}, {Text: "short"}}})
+	// The model streams only once the client has read turn/start's answer:
+	// every delta is then published while the client reads nothing, however
+	// loaded the machine is.
+	gate := make(chan struct{})
 	sched, err := session.New(session.Config{Store: session.NewMemStore(), Setup: func(context.Context, session.Thread) (loop.Options, func(), error) {
-		return loop.Options{Model: model}, nil, nil
+		return loop.Options{Model: gatedModel{model, gate}}, nil, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +142,7 @@ func TestOverloadedWhenTheClientStopsReading(t *testing.T) {
 	call(MethodThreadStart, ThreadStartParams{}, &th)
 	var started TurnStartResult
 	call(MethodTurnStart, TurnStartParams{ThreadID: th.Thread.ID, Input: []InputPart{{Type: "text", Text: "talk"}}}, &started)
+	close(gate)
 
 	// The client reads nothing now; the turn goes on regardless.
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -202,4 +209,19 @@ func TestOverloadedWhenTheClientStopsReading(t *testing.T) {
 			t.Fatalf("%s before the warning of the dropped notifications", r.Method)
 		}
 	}
+}
+
+// gatedModel holds every stream until gate is closed.
+type gatedModel struct {
+	llm.Model
+	gate <-chan struct{}
+}
+
+func (m gatedModel) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	select {
+	case <-m.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return m.Model.Stream(ctx, req)
 }
