@@ -120,8 +120,10 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"failed turn exits 1", "rounds:\n  - error: {status: 401, message: bad key}\n", nil, ExitFailed},
 		{"paused turn exits 3", "rounds:\n  - calls:\n      - {name: ask_user, args: {questions: [{prompt: \"Which city?\"}]}}\n", nil, ExitPaused},
-		{"interrupted turn exits 130", "rounds:\n  - {text: a slow answer, chunk: 1, delay: 50ms}\n", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 100*time.Millisecond)
+		// The answer streams for a minute; the interrupt comes after 2 s,
+		// well after the command's setup even on a loaded machine.
+		{"interrupted turn exits 130", "rounds:\n  - {text: " + strings.Repeat("slow ", 240) + ", chunk: 1, delay: 50ms}\n", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 2*time.Second)
 		}, ExitInterrupted},
 		{"unused script rounds fail the run", "rounds:\n  - text: hi\n  - text: never\n", nil, ExitFailed},
 	}
