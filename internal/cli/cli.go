@@ -59,6 +59,12 @@ func mainIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return ExitCompleted
 	}
 	var ee *exitError
+	if ctx.Err() != nil && !(errors.As(err, &ee) && ee.code == ExitInterrupted) {
+		// Interrupted (Ctrl-C) before or after the turn itself: whatever
+		// failed then failed because of it.
+		fmt.Fprintln(stderr, "rein: interrupted:", err)
+		return ExitInterrupted
+	}
 	if errors.As(err, &ee) {
 		if ee.err != nil {
 			fmt.Fprintln(stderr, "rein:", ee.err)
