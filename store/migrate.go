@@ -151,11 +151,22 @@ CREATE TABLE jobs (
 CREATE INDEX jobs_due ON jobs (next_run) WHERE status = 'active';
 CREATE INDEX jobs_thread ON jobs (thread, created);
 `,
+	// 5: a turn's trace: its events without the streamed deltas, for
+	// `rein trace THREAD` (timings the items do not hold).
+	`
+CREATE TABLE trace_events (
+	thread TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+	seq    INTEGER NOT NULL,
+	turn   TEXT NOT NULL,
+	data   TEXT NOT NULL,             -- the event as JSON
+	PRIMARY KEY (thread, seq)
+);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.

@@ -183,7 +183,8 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		return usageError(err)
 	}
 	defer rec.close(cmd.ErrOrStderr())
-	o.Events = event.Multi(o.Events, rec.handler)
+	tk := &traceKeeper{}
+	o.Events = event.Multi(o.Events, rec.handler, tk)
 	engine, err := loop.New(o)
 	if err != nil {
 		return usageError(err)
@@ -205,6 +206,9 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	}
 	if err := p.finish(ctx, outcome); err != nil {
 		return err
+	}
+	if err := tk.keep(ctx, p.st, p.thread.ID); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "rein: the turn's trace was not kept: %v\n", err)
 	}
 	if jl != nil {
 		jl.outcome(outcome)

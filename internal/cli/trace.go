@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,27 +21,28 @@ import (
 )
 
 func newTraceCmd() *cobra.Command {
-	var eventsPath, htmlPath, turnID string
+	var eventsPath, htmlPath, turnID, db string
 	cmd := &cobra.Command{
-		Use:   "trace --events FILE --html OUT [--turn ID]",
+		Use:   "trace [THREAD] [--events FILE] --html OUT [--turn ID]",
 		Short: "Write a turn's timeline as one HTML page",
 		Long: "Write a turn as one self-contained HTML page (it opens offline): a timeline of its rounds\n" +
 			"with model calls and tool calls as bars, waits on you, retries, tokens and cost per round,\n" +
 			"settlement and forced rounds marked, and the answer.\n" +
-			"The events come from `rein run --events FILE` (or the output of `rein run --json`); - reads\n" +
-			"standard input. Without --turn the file's last turn is written.",
+			"The events come from the store (rein trace THREAD: every turn rein run kept), or from\n" +
+			"`rein run --events FILE` (or the output of `rein run --json`); - reads standard input.\n" +
+			"Without --turn the last turn is written.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if htmlPath == "" || (len(args) == 0) == (eventsPath == "") {
+				return usageError(errors.New("give a thread or the events, and the page: rein trace THREAD --html OUT, or rein trace --events FILE --html OUT"))
+			}
+			var events []event.Event
+			var err error
 			if len(args) == 1 {
-				// TODO(store): `rein trace THREAD` reads the thread's events from
-				// the store once it persists them; until then the events come
-				// from a file.
-				return usageError(fmt.Errorf("rein trace %s: reading a thread's events from the store is not there yet; record the turn with `rein run --events FILE` and run `rein trace --events FILE --html OUT`", args[0]))
+				events, err = storedEvents(cmd.Context(), db, args[0])
+			} else {
+				events, err = readEvents(cmd.InOrStdin(), eventsPath)
 			}
-			if eventsPath == "" || htmlPath == "" {
-				return usageError(errors.New("give the events and the page: rein trace --events FILE --html OUT"))
-			}
-			events, err := readEvents(cmd.InOrStdin(), eventsPath)
 			if err != nil {
 				return usageError(err)
 			}
@@ -61,6 +63,7 @@ func newTraceCmd() *cobra.Command {
 	fl.StringVar(&eventsPath, "events", "", "the turn's events as JSON Lines (rein run --events FILE), - for standard input")
 	fl.StringVar(&htmlPath, "html", "", "the page to write, - for standard output")
 	fl.StringVar(&turnID, "turn", "", "the turn to show (default: the last one in the events)")
+	fl.StringVar(&db, "db", "", dbFlagUsage)
 	return cmd
 }
 
@@ -208,4 +211,26 @@ func (r *recorders) close(stderr io.Writer) {
 		}
 		r.export = nil
 	}
+}
+
+// storedEvents reads the events rein kept for thread.
+func storedEvents(ctx context.Context, db, thread string) ([]event.Event, error) {
+	st, err := openStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	raw, err := st.Trace(ctx, thread)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("thread %s: no trace kept (rein sessions list shows the threads; turns run by rein run keep one)", thread)
+	}
+	var buf bytes.Buffer
+	for _, r := range raw {
+		buf.Write(r)
+		buf.WriteByte('\n')
+	}
+	return trace.Read(&buf)
 }

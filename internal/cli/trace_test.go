@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -79,7 +80,7 @@ func TestTraceUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"a thread needs the store", []string{"trace", "thread_x"}, "record the turn with `rein run --events FILE`"},
+		{"a thread needs the page", []string{"trace", "thread_x"}, "rein trace THREAD --html OUT"},
 		{"no events", []string{"trace", "--html", out}, "--events FILE --html OUT"},
 		{"no page", []string{"trace", "--events", events}, "--events FILE --html OUT"},
 		{"a missing file", []string{"trace", "--events", "/does/not/exist", "--html", out}, "no such file"},
@@ -135,5 +136,47 @@ func TestRunExportsSpansWhenAnEndpointIsSet(t *testing.T) {
 	code, _, stderr = runMain(t, context.Background(), "run", "--model", "scripted:"+writeScript(t, twoReadsScript), "--workspace", twoFileWorkspace(t), "read both")
 	if code != ExitUsage || !strings.Contains(stderr, "http/protobuf") {
 		t.Errorf("grpc: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestTraceOfAStoredThread(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "rein.db")
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644)
+	script := writeScript(t, `rounds:
+  - calls:
+      - {name: read_file, args: {path: a.txt}}
+  - text: it says alpha
+`)
+	code, stdout, stderr := runMain(t, context.Background(), "run", "--json", "--db", db, "--model", "scripted:"+script, "--workspace", dir, "read a.txt")
+	if code != ExitCompleted {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var out struct {
+		ThreadID string `json:"thread_id"`
+		TurnID   string `json:"turn_id"`
+	}
+	json.Unmarshal([]byte(lines[len(lines)-1]), &out)
+	page := filepath.Join(dir, "trace.html")
+	code, _, stderr = runMain(t, context.Background(), "trace", out.ThreadID, "--db", db, "--html", page)
+	if code != ExitCompleted {
+		t.Fatalf("trace: exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{out.TurnID, "read_file", "it says alpha"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if code, _, _ := runMain(t, context.Background(), "trace", "thread_nope", "--db", db, "--html", page); code != ExitUsage {
+		t.Errorf("an unknown thread: exit %d, want 2", code)
+	}
+	if code, _, _ := runMain(t, context.Background(), "trace", out.ThreadID, "--events", "x", "--html", page); code != ExitUsage {
+		t.Errorf("a thread and --events: exit %d, want 2", code)
 	}
 }
