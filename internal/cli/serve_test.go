@@ -112,6 +112,16 @@ func TestServeStdioRunsATurnWithTheStoreTools(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not exit after its input closed")
 	}
+	// The thread is named by what the user first said, as run's are.
+	st, err := openStore(context.Background(), filepath.Join(dir, "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	stored, err := st.Thread(context.Background(), th["id"].(string))
+	if err != nil || stored.Title != "remember: metric" {
+		t.Errorf("stored thread %+v, err %v; want the title %q", stored, err, "remember: metric")
+	}
 }
 
 // TestServeComposesToolsOnce: rein serve composes a thread's tools and
