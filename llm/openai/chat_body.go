@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3/packages/param"
 
+	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/textcall"
 )
@@ -47,7 +47,7 @@ func (c *Chat) chatBody(req *llm.Request, stream, textTools bool) ([]byte, error
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jsontext.AppendString(b, k)
 		b = append(b, ':')
 	}
 	if has("messages") {
@@ -64,7 +64,7 @@ func (c *Chat) chatBody(req *llm.Request, stream, textTools bool) ([]byte, error
 	}
 	if !has("model") {
 		sep("model")
-		b = appendString(b, model)
+		b = jsontext.AppendString(b, model)
 	}
 	if len(req.Tools) > 0 && !textTools {
 		if !has("tools") {
@@ -84,7 +84,7 @@ func (c *Chat) chatBody(req *llm.Request, stream, textTools bool) ([]byte, error
 		// satisfied.
 		if !has("tool_choice") {
 			sep("tool_choice")
-			b = appendString(b, string(choice))
+			b = jsontext.AppendString(b, string(choice))
 		}
 		if req.ParallelCalls && !has("parallel_tool_calls") {
 			sep("parallel_tool_calls")
@@ -115,7 +115,7 @@ func (c *Chat) chatBody(req *llm.Request, stream, textTools bool) ([]byte, error
 	}
 	if e := c.opts.ReasoningEffort; e != "" && !has("reasoning_effort") {
 		sep("reasoning_effort")
-		b = appendString(b, e)
+		b = jsontext.AppendString(b, e)
 	}
 	if stream && !c.opts.NoStreamUsage && !has("stream_options") {
 		sep("stream_options")
@@ -149,7 +149,7 @@ func (c *Chat) chatBody(req *llm.Request, stream, textTools bool) ([]byte, error
 // a string, anything else as encoding/json writes it.
 func extraJSON(v any) ([]byte, error) {
 	if s, ok := v.([]byte); ok {
-		return appendString(nil, string(s)), nil
+		return jsontext.AppendString(nil, string(s)), nil
 	}
 	return json.Marshal(v)
 }
@@ -229,9 +229,9 @@ func (c *Chat) appendMessages(b []byte, req *llm.Request, textTools bool) ([]byt
 
 func appendTextMessage(b []byte, role, text string) []byte {
 	b = append(b, `{"role":`...)
-	b = appendString(b, role)
+	b = jsontext.AppendString(b, role)
 	b = append(b, `,"content":`...)
-	b = appendString(b, text)
+	b = jsontext.AppendString(b, text)
 	return append(b, '}')
 }
 
@@ -247,9 +247,9 @@ func encodeMessage(b []byte, it *llm.Item, k msgKind) []byte {
 	if !k.assistant {
 		r := it.Result()
 		b = append(b, `{"role":"tool","content":`...)
-		b = appendString(b, r.Content)
+		b = jsontext.AppendString(b, r.Content)
 		b = append(b, `,"tool_call_id":`...)
-		b = appendString(b, r.CallID)
+		b = jsontext.AppendString(b, r.CallID)
 		return append(b, '}')
 	}
 	// An assistant item: its calls are written back in the DSML format
@@ -301,12 +301,12 @@ func encodeMessage(b []byte, it *llm.Item, k msgKind) []byte {
 		if len(b) > 0 && b[len(b)-1] != '{' {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jsontext.AppendString(b, k)
 		b = append(b, ':')
 	}
 	if (content != "" || calls == 0) && !has("content") {
 		sep("content")
-		b = appendString(b, content)
+		b = jsontext.AppendString(b, content)
 	}
 	if calls > 0 && !has("tool_calls") {
 		sep("tool_calls")
@@ -321,11 +321,11 @@ func encodeMessage(b []byte, it *llm.Item, k msgKind) []byte {
 			}
 			n++
 			b = append(b, `{"id":`...)
-			b = appendString(b, p.Call.ID)
+			b = jsontext.AppendString(b, p.Call.ID)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = appendString(b, p.Call.Name)
+			b = jsontext.AppendString(b, p.Call.Name)
 			b = append(b, `,"arguments":`...)
-			b = appendString(b, argsOrEmpty(p.Call.Args))
+			b = jsontext.AppendString(b, argsOrEmpty(p.Call.Args))
 			b = append(b, "}}"...)
 		}
 		b = append(b, ']')
@@ -361,10 +361,10 @@ func (c *Chat) toolsJSON(specs []llm.ToolSpec) ([]byte, error) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"function","function":{"name":`...)
-		b = appendString(b, s.Name)
+		b = jsontext.AppendString(b, s.Name)
 		if s.Description != "" {
 			b = append(b, `,"description":`...)
-			b = appendString(b, s.Description)
+			b = jsontext.AppendString(b, s.Description)
 		}
 		b = append(b, `,"parameters":`...)
 		b = append(b, params...)
@@ -522,57 +522,4 @@ func (mc *msgCache) putLocked(key msgKey, e *msgEntry) {
 	}
 	mc.cur[key] = e
 	mc.curBytes += len(e.json)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, as encoding/json writes it but
-// for <, > and &, which are left as they are: invalid UTF-8 becomes
-// U+FFFD, and U+2028 and U+2029 are escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

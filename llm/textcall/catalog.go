@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -144,73 +144,18 @@ func appendValue(b []byte, declared typeSet, raw bool, v string) []byte {
 		declared != 0 && declared&typeString == 0 && got&declared != 0:
 		return appendCompact(b, trimmed)
 	case raw || declared == typeString:
-		return appendString(b, v)
+		return jsontext.AppendString(b, v)
 	case got != 0:
 		return appendCompact(b, trimmed)
 	}
-	return appendString(b, v)
+	return jsontext.AppendString(b, v)
 }
 
 func appendCompact(b []byte, v string) []byte {
 	buf := bytes.NewBuffer(b)
 	if json.Compact(buf, []byte(v)) != nil {
 		// Unreachable for values that passed json.Valid; keep the text.
-		return appendString(b, v)
+		return jsontext.AppendString(b, v)
 	}
 	return buf.Bytes()
-}
-
-// appendString appends s as a JSON string. Unlike json.Marshal it leaves <, >
-// and & alone: arguments are read by tools and people, not put in HTML.
-// Invalid UTF-8 becomes U+FFFD, as with encoding/json.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			// Valid JSON, but not valid JavaScript; escaped as encoding/json does.
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += n
-			continue
-		}
-		i += n
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -5,6 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -342,7 +343,7 @@ func (f *Filter) args(v *invoke) string {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, p.name)
+		b = jsontext.AppendString(b, p.name)
 		b = append(b, ':')
 		b = appendValue(b, f.catalog.types(v.name, p.name), p.raw, p.value)
 	}

@@ -1,7 +1,6 @@
 package textcall
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 	"regexp"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/think"
+
+	"github.com/reinhq/rein/internal/jsontext"
 )
 
 func addSeeds(f *testing.F, add func(in string, inside bool)) {
@@ -87,7 +88,7 @@ func FuzzFormatRoundTrip(f *testing.F) {
 			strings.Contains(low, "dsml") || strings.Contains(low, "think") {
 			t.Skip("a name needing escapes, or a value holding markup, cannot round-trip")
 		}
-		args := string(appendValue(append(appendString([]byte("{"), key), ':'), 0, true, value)) + "}"
+		args := string(appendValue(append(jsontext.AppendString([]byte("{"), key), ':'), 0, true, value)) + "}"
 		_, calls := Parse(Format([]llm.Call{{Name: name, Args: args}}), Options{})
 		if len(calls) != 1 || calls[0].Name != name || !sameJSON(calls[0].Args, args) {
 			t.Fatalf("round trip of %s %s gave %+v", name, args, calls)
@@ -97,20 +98,3 @@ func FuzzFormatRoundTrip(f *testing.F) {
 
 // FuzzAppendString checks the argument string encoder against encoding/json
 // with HTML escaping off.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "a < b && c > d", "quote \" backslash \\ nl \n tab \t nul \x00 del \x7f", "bad \xff\xe6\x97 utf8", "line sep \u2028 \u2029", "日本語 ‖｜"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-		want := strings.TrimSuffix(buf.String(), "\n")
-		if got := string(appendString(nil, s)); got != want {
-			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}
