@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -61,41 +61,16 @@ func newKBCmd() *cobra.Command {
 	}
 	add.Flags().Int64Var(&maxSize, "max-size", kb.DefaultMaxFileSize, "leave out files larger than this many bytes")
 
-	var asJSON bool
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the knowledge bases: name, files, chunks, size, updated",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := openStore(cmd.Context(), db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			kbs, err := st.KBs(cmd.Context())
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				if kbs == nil {
-					kbs = []store.KB{}
-				}
-				return json.NewEncoder(out).Encode(kbs)
-			}
-			if len(kbs) == 0 {
-				fmt.Fprintln(out, "no knowledge bases; rein kb add NAME PATH... makes one")
-				return nil
-			}
+	list := listCmd("List the knowledge bases: name, files, chunks, size, updated", "bases",
+		"no knowledge bases; rein kb add NAME PATH... makes one", &db, (*store.Store).KBs,
+		func(out io.Writer, kbs []store.KB) error {
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tFILES\tCHUNKS\tSIZE\tUPDATED")
 			for _, k := range kbs {
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", k.Name, k.Files, k.Chunks, bytesText(k.Bytes), k.Updated.Local().Format(time.DateTime))
 			}
 			return tw.Flush()
-		},
-	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print the bases as JSON")
+		})
 
 	files := &cobra.Command{
 		Use:   "files NAME",

@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,37 +19,11 @@ func newMemoryCmd() *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", "", dbFlagUsage)
 
-	var asJSON bool
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the memory's entries with their ids",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := openStore(cmd.Context(), db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			ms, err := st.Memories(cmd.Context())
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				if ms == nil {
-					ms = []store.Memory{}
-				}
-				return json.NewEncoder(out).Encode(ms)
-			}
-			if len(ms) == 0 {
-				fmt.Fprintln(out, "the memory is empty")
-				return nil
-			}
-			fmt.Fprintln(out, memory.Format(ms))
-			return nil
-		},
-	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print the entries as JSON")
+	list := listCmd("List the memory's entries with their ids", "entries", "the memory is empty", &db, (*store.Store).Memories,
+		func(out io.Writer, ms []store.Memory) error {
+			_, err := fmt.Fprintln(out, memory.Format(ms))
+			return err
+		})
 
 	add := &cobra.Command{
 		Use:   "add TEXT...",

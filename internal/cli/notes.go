@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
@@ -19,41 +20,16 @@ func newNotesCmd() *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", "", dbFlagUsage)
 
-	var asJSON bool
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the notebooks: id, name, records",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := openStore(cmd.Context(), db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			nbs, err := st.Notebooks(cmd.Context())
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				if nbs == nil {
-					nbs = []store.Notebook{}
-				}
-				return json.NewEncoder(out).Encode(nbs)
-			}
-			if len(nbs) == 0 {
-				fmt.Fprintln(out, "no notebooks; rein notes new NAME makes one")
-				return nil
-			}
+	list := listCmd("List the notebooks: id, name, records", "notebooks",
+		"no notebooks; rein notes new NAME makes one", &db, (*store.Store).Notebooks,
+		func(out io.Writer, nbs []store.Notebook) error {
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tRECORDS\tCREATED")
 			for _, nb := range nbs {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", nb.ID, nb.Name, nb.Records, nb.Created.Local().Format(time.DateTime))
 			}
 			return tw.Flush()
-		},
-	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print the notebooks as JSON")
+		})
 
 	var showJSON bool
 	show := &cobra.Command{
