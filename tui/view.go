@@ -155,3 +155,8 @@ func compact(n int64) string {
 	}
 	return fmt.Sprint(n)
 }
+
+// oneLine folds s onto one line, its runs of white space made one space.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
