@@ -3,9 +3,9 @@
 // cards, answers pauses inline, and lets the user steer, queue or interrupt
 // the running turn.
 //
-// The chat drives a [Backend]: [Local] runs turns on a loop.Engine in this
-// process; [Session] runs them on the session scheduler, whose threads,
-// turns and steered input are persisted in its store.
+// The chat drives a [Backend]; [Session] runs its turns on the session
+// scheduler, whose threads, turns and steered input are persisted in its
+// store (session.NewMemStore keeps them in memory instead).
 package tui
 
 import (
