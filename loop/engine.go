@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,12 +136,18 @@ type run struct {
 	// compacted: the provider refused the request as too long and the
 	// history was compacted for a retry; cleared when a round gets through.
 	compacted bool
+	// approvedSet is st.Approved as a set, kept beside it so no round
+	// rebuilds it.
+	approvedSet map[string]bool
 }
 
 func (e *Engine) newRun(ctx context.Context, st *State) *run {
 	r := &run{e: e, o: &e.o, ctx: ctx, st: st, ev: e.o.Events, began: e.o.Now()}
 	if e.o.Window != nil {
 		r.guard = e.o.Window.Guard()
+	}
+	for _, n := range st.Approved {
+		r.approve(n)
 	}
 	r.specV = e.o.Tools.Version()
 	r.specs = e.o.Tools.Specs()
@@ -342,4 +349,17 @@ func (r *run) finished(o *Outcome) {
 // NewID returns a fresh random id with a prefix, such as "turn_…".
 func NewID(prefix string) string {
 	return prefix + "_" + strings.ToLower(rand.Text()[:16])
+}
+
+// approve records a tool approved for the whole thread.
+func (r *run) approve(name string) {
+	if r.approvedSet == nil {
+		r.approvedSet = make(map[string]bool)
+	}
+	if !r.approvedSet[name] {
+		r.approvedSet[name] = true
+		if !slices.Contains(r.st.Approved, name) {
+			r.st.Approved = append(r.st.Approved, name)
+		}
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/reinhq/rein/dispatch"
@@ -214,8 +213,8 @@ func (r *run) decide(p *Pause, a Answer) (llm.Result, error) {
 	default:
 		return llm.Result{}, ErrNoDecision
 	}
-	if a.Decision == ApproveThread && !slices.Contains(r.st.Approved, p.Tool) {
-		r.st.Approved = append(r.st.Approved, p.Tool)
+	if a.Decision == ApproveThread {
+		r.approve(p.Tool)
 	}
 	c := r.findCall(p.CallID)
 	if c == nil {

@@ -95,7 +95,7 @@ func (r *run) round(phase llm.Phase) roundResult {
 			return
 		}
 		if disp == nil {
-			disp = r.e.disp.Begin(r.ctx, dispatch.RoundInfo{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, Round: n, Phase: phase, ApprovedTools: r.approved()})
+			disp = r.e.disp.Begin(r.ctx, dispatch.RoundInfo{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, Round: n, Phase: phase, ApprovedTools: r.approvedSet})
 		}
 		disp.Add(c)
 	}
@@ -276,16 +276,4 @@ func (r *run) uniqueID(id string) string {
 	}
 	r.seen[id] = struct{}{}
 	return id
-}
-
-// approved returns the tools approved for the thread as a set, or nil.
-func (r *run) approved() map[string]bool {
-	if len(r.st.Approved) == 0 {
-		return nil
-	}
-	m := make(map[string]bool, len(r.st.Approved))
-	for _, n := range r.st.Approved {
-		m[n] = true
-	}
-	return m
 }
