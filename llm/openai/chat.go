@@ -1,19 +1,14 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
-	"slices"
 	"sync/atomic"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/respjson"
-	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/reinhq/rein/internal/sse"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -21,8 +16,8 @@ import (
 // Chat is a model served over Chat Completions. It is safe for concurrent
 // use.
 type Chat struct {
-	opts   Options
-	client openai.Client
+	opts     Options
+	endpoint *endpoint
 	// textTools is set from Options.TextTools, or once the server refused
 	// tool definitions; it stays set, so later rounds and turns do not ask
 	// again.
@@ -37,7 +32,7 @@ type Chat struct {
 
 // NewChat returns a Chat Completions model.
 func NewChat(opts Options) *Chat {
-	c := &Chat{opts: opts, client: opts.client()}
+	c := &Chat{opts: opts, endpoint: opts.newEndpoint("chat/completions")}
 	c.textTools.Store(opts.TextTools)
 	return c
 }
@@ -66,8 +61,8 @@ func (c *Chat) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error)
 		s.pull = func(emit func(llm.Event)) error { return a.readJSON(resp.Body, emit) }
 		return s, nil
 	}
-	dec := ssestream.NewDecoder(resp)
-	s.pull = func(emit func(llm.Event)) error { return a.readEvent(dec, emit) }
+	r := sse.NewReader(resp.Body)
+	s.pull = func(emit func(llm.Event)) error { return a.readEvent(r, emit) }
 	return s, nil
 }
 
@@ -77,8 +72,7 @@ func (c *Chat) send(ctx context.Context, req *llm.Request, stream, textTools boo
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.BadRequest, Provider: c.opts.name(), Message: err.Error(), Err: err}
 	}
-	// The body says "stream" itself.
-	return post(ctx, &c.client, c.opts.name(), "chat/completions", body, false)
+	return c.endpoint.post(ctx, body)
 }
 
 func isJSON(resp *http.Response) bool {
@@ -100,10 +94,9 @@ type chatAssembler struct {
 	calls   []*callAcc
 	byIndex map[int64]*callAcc
 
-	finish   string
-	usage    llm.Usage
-	model    string
-	sawChunk bool
+	finish string
+	usage  llm.Usage
+	model  string
 }
 
 // callAcc accumulates one call from its fragments.
@@ -118,146 +111,6 @@ type callAcc struct {
 
 func newChatAssembler(ctx context.Context, provider string, tools []llm.ToolSpec) *chatAssembler {
 	return &chatAssembler{ctx: ctx, provider: provider, text: newTextPath(tools), byIndex: make(map[int64]*callAcc)}
-}
-
-// readEvent reads one server-sent event. A stream that ends without [DONE]
-// was cut unless it already sent its finish reason: some servers (the
-// Hugging Face router among them) close the stream right after it.
-func (a *chatAssembler) readEvent(dec ssestream.Decoder, emit func(llm.Event)) error {
-	if !dec.Next() {
-		if err := dec.Err(); err != nil {
-			return transportError(a.ctx, a.provider, err)
-		}
-		if err := a.ctx.Err(); err != nil {
-			return err
-		}
-		if a.finish != "" {
-			a.finishResponse(emit)
-			return io.EOF
-		}
-		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "stream ended without [DONE] or a finish reason"}
-	}
-	data := dec.Event().Data
-	if bytes.HasPrefix(data, []byte("[DONE]")) {
-		a.finishResponse(emit)
-		return io.EOF
-	}
-	if bytes.Contains(data, []byte(`"error"`)) {
-		var e struct {
-			Error json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal(data, &e) == nil && len(e.Error) > 0 && string(e.Error) != "null" {
-			return streamError(a.provider, parseErrorBody(data))
-		}
-	}
-	var chunk openai.ChatCompletionChunk
-	if err := json.Unmarshal(data, &chunk); err != nil {
-		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed chunk", Err: err}
-	}
-	a.chunk(&chunk, emit)
-	return nil
-}
-
-func (a *chatAssembler) chunk(ch *openai.ChatCompletionChunk, emit func(llm.Event)) {
-	a.sawChunk = true
-	if ch.Model != "" {
-		a.model = ch.Model
-	}
-	// The chunk id is ignored: some compatible servers change it mid-stream.
-	for i := range ch.Choices {
-		choice := &ch.Choices[i]
-		if choice.Index != 0 {
-			continue
-		}
-		d := &choice.Delta
-		a.reasoningFrom(d.JSON.ExtraFields, emit)
-		a.text.write(d.Content, emit)
-		for j := range d.ToolCalls {
-			tc := &d.ToolCalls[j]
-			a.callFragment(tc.Index, tc.ID, tc.Function.Name, tc.Function.Arguments, emit)
-		}
-		if choice.FinishReason != "" {
-			a.finish = choice.FinishReason
-		}
-	}
-	if ch.JSON.Usage.Valid() {
-		a.setUsage(&ch.Usage, emit)
-	}
-}
-
-// readJSON turns a whole chat.completion body into the same events a stream
-// would have produced.
-func (a *chatAssembler) readJSON(body io.Reader, emit func(llm.Event)) error {
-	raw, err := io.ReadAll(body)
-	if err != nil {
-		return transportError(a.ctx, a.provider, err)
-	}
-	var e struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(raw, &e) == nil && len(e.Error) > 0 && string(e.Error) != "null" {
-		return streamError(a.provider, parseErrorBody(raw))
-	}
-	var cc openai.ChatCompletion
-	if err := json.Unmarshal(raw, &cc); err != nil {
-		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed body", Err: err}
-	}
-	if len(cc.Choices) == 0 {
-		return &llm.Error{Kind: llm.ServerError, Provider: a.provider, Message: "response without choices"}
-	}
-	a.model = cc.Model
-	for i := range cc.Choices {
-		choice := &cc.Choices[i]
-		if choice.Index != 0 && i != 0 {
-			continue
-		}
-		m := &choice.Message
-		a.reasoningFrom(m.JSON.ExtraFields, emit)
-		a.text.write(m.Content, emit)
-		for j := range m.ToolCalls {
-			tc := &m.ToolCalls[j]
-			a.callFragment(int64(j), tc.ID, tc.Function.Name, tc.Function.Arguments, emit)
-		}
-		a.finish = choice.FinishReason
-		break
-	}
-	if cc.JSON.Usage.Valid() {
-		a.setUsage(&cc.Usage, emit)
-	}
-	a.finishResponse(emit)
-	return io.EOF
-}
-
-// reasoningFrom reads the reasoning fields compatible servers add to a
-// message or delta: reasoning_content (DeepSeek, GLM, Qwen), reasoning
-// (OpenRouter, Groq, vLLM) and OpenRouter's structured reasoning_details.
-func (a *chatAssembler) reasoningFrom(extra map[string]respjson.Field, emit func(llm.Event)) {
-	for _, name := range [...]string{"reasoning_content", "reasoning"} {
-		f, ok := extra[name]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) != nil || s == "" {
-			continue
-		}
-		if !slices.Contains(a.reasoningFields, name) {
-			a.reasoningFields = append(a.reasoningFields, name)
-		}
-		// Servers that send both carry the same text twice; keep the first.
-		if a.reasoningFields[0] == name {
-			a.reasoning = append(a.reasoning, s...)
-			emit(llm.Event{Kind: llm.EventReasoning, Delta: s})
-		}
-	}
-	if f, ok := extra["reasoning_details"]; ok {
-		var ds []map[string]any
-		if json.Unmarshal([]byte(f.Raw()), &ds) == nil {
-			for _, d := range ds {
-				a.mergeDetail(d)
-			}
-		}
-	}
 }
 
 // mergeDetail folds a streamed reasoning_details fragment into the entry of
@@ -337,23 +190,6 @@ func (a *chatAssembler) callDone(c *callAcc, emit func(llm.Event)) {
 
 func (c *callAcc) call() *llm.Call {
 	return &llm.Call{ID: c.id, Name: c.name, Args: string(c.args)}
-}
-
-func (a *chatAssembler) setUsage(u *openai.CompletionUsage, emit func(llm.Event)) {
-	a.usage = llm.Usage{
-		InputTokens:       u.PromptTokens,
-		OutputTokens:      u.CompletionTokens,
-		CachedInputTokens: u.PromptTokensDetails.CachedTokens,
-		ReasoningTokens:   u.CompletionTokensDetails.ReasoningTokens,
-	}
-	if v, ok := u.PromptTokensDetails.JSON.ExtraFields["cache_write_tokens"]; ok {
-		var n int64
-		if json.Unmarshal([]byte(v.Raw()), &n) == nil {
-			a.usage.CacheWriteTokens = n
-		}
-	}
-	usage := a.usage
-	emit(llm.Event{Kind: llm.EventUsage, Usage: &usage})
 }
 
 // finishResponse flushes the text path, completes the calls and yields the

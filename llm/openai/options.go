@@ -3,9 +3,6 @@ package openai
 import (
 	"net/http"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // DefaultBaseURL is OpenAI's API root, used when [Options.BaseURL] is empty.
@@ -35,7 +32,7 @@ type Options struct {
 	// APIKey is sent as a bearer token. Local servers accept any non-empty
 	// value.
 	APIKey string
-	// BaseURL is the API root as the SDK uses it, such as
+	// BaseURL is the API root as the official SDK takes it, such as
 	// http://127.0.0.1:8080/v1; the adapter appends /chat/completions or
 	// /responses.
 	BaseURL string
@@ -68,8 +65,14 @@ type Options struct {
 	// Extra holds additional top-level request fields for compatible servers
 	// (OpenRouter's "reasoning" or "usage", vLLM's "chat_template_kwargs").
 	Extra map[string]any
-	// Headers are added to every request.
+	// Headers are added to every request, after the adapter's own.
 	Headers map[string]string
+	// Organization and Project are sent as OpenAI-Organization and
+	// OpenAI-Project. For OpenAI's own API (an empty BaseURL or one under
+	// api.openai.com/v1) they default to $OPENAI_ORG_ID and
+	// $OPENAI_PROJECT_ID, as with the official SDK.
+	Organization string
+	Project      string
 
 	// TextTools drives a Chat model in text tool mode (DESIGN §5.2), for
 	// servers without native function calling: tools are described in the
@@ -85,28 +88,6 @@ func (o *Options) name() string {
 		return "openai"
 	}
 	return o.Name
-}
-
-// client builds the SDK client. The SDK's retries are disabled: llm.WithRetry
-// retries, so that a retry is announced and never happens after output was
-// shown.
-func (o *Options) client() openai.Client {
-	base := o.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	opts := []option.RequestOption{
-		option.WithBaseURL(strings.TrimRight(base, "/") + "/"),
-		option.WithAPIKey(o.APIKey),
-		option.WithMaxRetries(0),
-	}
-	if o.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
-	}
-	for k, v := range o.Headers {
-		opts = append(opts, option.WithHeader(k, v))
-	}
-	return openai.NewClient(opts...)
 }
 
 // TokenParamFor returns the token limit field a model accepts: OpenAI's

@@ -1,28 +1,41 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"slices"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/reinhq/rein/internal/sse"
 	"github.com/reinhq/rein/llm"
 )
 
+// withStream adds "stream":true to an encoded request object: the SDK's
+// request parameters have no field for it (its streaming call sets it the
+// same way).
+func withStream(body []byte) []byte {
+	out := make([]byte, 0, len(body)+16)
+	out = append(out, `{"stream":true`...)
+	rest := bytes.TrimSpace(body)[1:]
+	if len(bytes.TrimSpace(rest)) > 1 {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
+}
+
 // Responses is a model served over the Responses API.
 type Responses struct {
-	opts   Options
-	client openai.Client
+	opts     Options
+	endpoint *endpoint
 }
 
 // NewResponses returns a Responses API model.
 func NewResponses(opts Options) *Responses {
-	return &Responses{opts: opts, client: opts.client()}
+	return &Responses{opts: opts, endpoint: opts.newEndpoint("responses")}
 }
 
 // Stream implements llm.Model.
@@ -31,8 +44,14 @@ func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, e
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.BadRequest, Provider: r.opts.name(), Message: err.Error(), Err: err}
 	}
-	stream := !r.opts.NoStream
-	resp, err := post(ctx, &r.client, r.opts.name(), "responses", params, stream)
+	body, err := params.MarshalJSON()
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.BadRequest, Provider: r.opts.name(), Message: err.Error(), Err: err}
+	}
+	if !r.opts.NoStream {
+		body = withStream(body)
+	}
+	resp, err := r.endpoint.post(ctx, body)
 	if err != nil {
 		return nil, err
 	}
@@ -42,8 +61,8 @@ func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, e
 		s.pull = func(emit func(llm.Event)) error { return a.readJSON(resp.Body, emit) }
 		return s, nil
 	}
-	dec := ssestream.NewDecoder(resp)
-	s.pull = func(emit func(llm.Event)) error { return a.readEvent(dec, emit) }
+	sr := sse.NewReader(resp.Body)
+	s.pull = func(emit func(llm.Event)) error { return a.readEvent(sr, emit) }
 	return s, nil
 }
 
@@ -60,9 +79,9 @@ type responsesAssembler struct {
 	items  map[int64]responses.ResponseOutputItemUnion // finished items by output_index
 }
 
-func (a *responsesAssembler) readEvent(dec ssestream.Decoder, emit func(llm.Event)) error {
-	if !dec.Next() {
-		if err := dec.Err(); err != nil {
+func (a *responsesAssembler) readEvent(r *sse.Reader, emit func(llm.Event)) error {
+	if !r.Next() {
+		if err := r.Err(); err != nil {
 			return transportError(a.ctx, a.provider, err)
 		}
 		if err := a.ctx.Err(); err != nil {
@@ -71,7 +90,7 @@ func (a *responsesAssembler) readEvent(dec ssestream.Decoder, emit func(llm.Even
 		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "stream ended without response.completed"}
 	}
 	var ev responses.ResponseStreamEventUnion
-	if err := json.Unmarshal(dec.Event().Data, &ev); err != nil {
+	if err := json.Unmarshal(r.Data(), &ev); err != nil {
 		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed event", Err: err}
 	}
 	switch ev.Type {
