@@ -333,10 +333,11 @@ var rows = []row{
 	},
 	{
 		// §2.3: a model error on round 1 fails the turn with a typed error;
-		// a request too long is not transient, so it is not retried.
-		// Anthropic reports it as a plain 400 invalid_request_error whose
-		// only signal is its message, which rein does not read, so there it
-		// stays bad_request (llm/anthropic mapError).
+		// a request too long is not transient, so it is not retried (and the
+		// matrix's engine has no context window, so nothing compacts it).
+		// All three protocols type it ContextWindowExceeded: Anthropic's
+		// plain 400 invalid_request_error is told by the fixed opening of
+		// its message, "prompt is too long" (llm/anthropic mapError).
 		name:        "context-length error fails the turn with a typed error, not retried",
 		rounds:      []testkit.Round{faultRound(testkit.FaultContextLength)},
 		status:      loop.StatusFailed,
@@ -344,9 +345,6 @@ var rows = []row{
 		modelRounds: 0,
 		check: func(t *testing.T, r *turnRun) {
 			want := llm.ContextWindowExceeded
-			if r.proto == "anthropic" {
-				want = llm.BadRequest
-			}
 			if e := r.modelError(t); e.Kind != want || e.Status != 400 {
 				t.Errorf("error %v: kind %s status %d, want %s 400", e, e.Kind, e.Status, want)
 			}

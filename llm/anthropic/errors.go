@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -16,12 +17,17 @@ import (
 // mapError turns an SDK or transport error into an *llm.Error. shown says
 // whether anything of the round reached the caller before the error.
 //
-// The kind comes from the HTTP status and the body's error.type, never from
-// the message. A prompt longer than the context window is reported by the API
-// as a plain 400 invalid_request_error whose only distinguishing signal is
-// its message text, so it stays BadRequest; ContextWindowExceeded is given
-// only for 413 request_too_large, the documented structured signal that a
-// request is too large.
+// The kind comes from the HTTP status and the body's error.type; the message
+// counts in one narrow case. 413 request_too_large (a body past the byte
+// limit) is ContextWindowExceeded. A prompt past the model's context window, though,
+// comes back as a plain 400 invalid_request_error, and the API gives it no
+// other structured signal (the SDK, v2.15, lists no error.details.error_code
+// for it): only its message, which opens with one of two fixed forms (see
+// overflowPrefixes). Leaving it BadRequest would keep the engine from ever
+// compacting and retrying an Anthropic turn that outgrew the window, so that
+// 400 is told by the opening of its message, matched exactly; any other 400
+// invalid_request_error stays BadRequest. This is not a search for loose words
+// (DESIGN §2.6): a message that merely mentions a long prompt matches nothing.
 func mapError(ctx context.Context, err error, shown bool) error {
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return fmt.Errorf("anthropic: %w", err)
@@ -30,7 +36,7 @@ func mapError(ctx context.Context, err error, shown bool) error {
 	if errors.As(err, &apiErr) {
 		typ := string(apiErr.Type())
 		e := &llm.Error{
-			Kind:     errorKind(apiErr.StatusCode, typ),
+			Kind:     errorKind(apiErr.StatusCode, typ, apiErr.Message),
 			Status:   apiErr.StatusCode,
 			Code:     typ,
 			Provider: Provider,
@@ -57,8 +63,9 @@ func mapError(ctx context.Context, err error, shown bool) error {
 }
 
 // errorKind classifies an API error by its error.type, falling back on the
-// status for types this package does not know.
-func errorKind(status int, typ string) llm.ErrorKind {
+// status for types this package does not know. The message counts only for a
+// 400 invalid_request_error, to tell a context overflow (contextOverflow).
+func errorKind(status int, typ, msg string) llm.ErrorKind {
 	if status == http.StatusRequestEntityTooLarge {
 		return llm.ContextWindowExceeded
 	}
@@ -71,7 +78,12 @@ func errorKind(status int, typ string) llm.ErrorKind {
 		return llm.Unauthorized
 	case "request_too_large":
 		return llm.ContextWindowExceeded
-	case "invalid_request_error", "not_found_error", "billing_error":
+	case "invalid_request_error":
+		if status == http.StatusBadRequest && contextOverflow(msg) {
+			return llm.ContextWindowExceeded
+		}
+		return llm.BadRequest
+	case "not_found_error", "billing_error":
 		return llm.BadRequest
 	}
 	if status == http.StatusOK || status == 0 {
@@ -80,6 +92,34 @@ func errorKind(status int, typ string) llm.ErrorKind {
 		return llm.ServerError
 	}
 	return llm.KindForStatus(status)
+}
+
+// overflowPrefixes are the fixed openings of the two messages the Messages
+// API sends, with a 400 invalid_request_error, for a request that does not
+// fit the model's context window, as it sends them (lower case, backquotes
+// included):
+//
+//	prompt is too long: 208244 tokens > 200000 maximum
+//	input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000, decrease input length or `max_tokens` and try again
+//
+// The first is the prompt alone past the window, the second the prompt and
+// the requested max_tokens together; compacting the history answers both.
+var overflowPrefixes = []string{
+	"prompt is too long",
+	"input length and `max_tokens` exceed context limit",
+}
+
+// contextOverflow reports whether an invalid_request_error's message is one
+// of the API's context-overflow messages. It matches the fixed opening only,
+// case-sensitively: the same words elsewhere in a message (quoting a field,
+// or inside another error's explanation) do not count.
+func contextOverflow(msg string) bool {
+	for _, p := range overflowPrefixes {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // retryAfter reads the server's requested wait: retry-after-ms (milliseconds)

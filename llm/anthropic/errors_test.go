@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -36,10 +37,10 @@ func TestErrorsAreTypedFromStatusAndErrorType(t *testing.T) {
 			kind: llm.ServerError, status: 529, code: "overloaded_error"},
 		{name: "401 authentication_error", round: testkit.AnthropicRound{Round: testkit.Round{Fault: testkit.FaultUnauthorized}},
 			kind: llm.Unauthorized, status: 401, code: "authentication_error"},
-		// The API reports a prompt too long only in words; without a
-		// structured signal it stays a bad request (see mapError).
-		{name: "prompt too long stays a bad request", round: testkit.AnthropicRound{Round: testkit.Round{Fault: testkit.FaultContextLength}},
-			kind: llm.BadRequest, status: 400, code: "invalid_request_error"},
+		// The API reports a prompt too long as a 400 invalid_request_error
+		// told only by the fixed opening of its message (see mapError).
+		{name: "prompt too long is a context window error", round: testkit.AnthropicRound{Round: testkit.Round{Fault: testkit.FaultContextLength}},
+			kind: llm.ContextWindowExceeded, status: 400, code: "invalid_request_error"},
 		{name: "connection reset before output", round: testkit.AnthropicRound{Round: testkit.Round{Fault: testkit.FaultResetBeforeOutput}},
 			kind: llm.StreamInterrupted},
 		{name: "connection reset after output", round: testkit.AnthropicRound{Round: testkit.Round{Text: "Hello there, friend", Fault: testkit.FaultResetAfterOutput}},
@@ -91,6 +92,64 @@ func TestRequestTooLargeIsContextWindowExceeded(t *testing.T) {
 	_, _, err = run(t, m, &llm.Request{Items: []llm.Item{llm.UserText("hi")}})
 	if !errors.Is(err, llm.ContextWindowExceeded) {
 		t.Fatalf("error %v, want ContextWindowExceeded", err)
+	}
+}
+
+// TestContextOverflowIsToldByTheMessageOpening pins the one place the kind
+// depends on a message: a 400 invalid_request_error opening with one of the
+// API's two fixed context-overflow messages. Anything short of that exact
+// shape stays a bad request.
+func TestContextOverflowIsToldByTheMessageOpening(t *testing.T) {
+	const (
+		promptTooLong = "prompt is too long: 208244 tokens > 200000 maximum"
+		inputAndMax   = "input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000, decrease input length or `max_tokens` and try again"
+	)
+	cases := []struct {
+		name   string
+		status int
+		typ    string
+		msg    string
+		kind   llm.ErrorKind
+	}{
+		{"prompt is too long is a context window error", 400, "invalid_request_error", promptTooLong, llm.ContextWindowExceeded},
+		{"input length and max_tokens past the limit is a context window error", 400, "invalid_request_error", inputAndMax, llm.ContextWindowExceeded},
+		{"another invalid request stays a bad request", 400, "invalid_request_error", "messages: text content blocks must be non-empty", llm.BadRequest},
+		{"the prefix in the middle of a message stays a bad request", 400, "invalid_request_error", "messages.0.content.0.text: " + promptTooLong, llm.BadRequest},
+		{"the sibling prefix in the middle of a message stays a bad request", 400, "invalid_request_error", "max_tokens: " + inputAndMax, llm.BadRequest},
+		{"the prefix in another case stays a bad request", 400, "invalid_request_error", "Prompt is too long: 208244 tokens > 200000 maximum", llm.BadRequest},
+		{"a 400 of another type stays a bad request", 400, "not_found_error", promptTooLong, llm.BadRequest},
+		{"a 400 of an unknown type stays a bad request", 400, "some_new_error", promptTooLong, llm.BadRequest},
+	}
+	for _, tc := range cases {
+		for _, mode := range modes {
+			t.Run(tc.name+"/"+mode.name, func(t *testing.T) {
+				body, err := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": tc.typ, "message": tc.msg}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(tc.status)
+					w.Write(body)
+				}))
+				defer srv.Close()
+				m, err := New(Options{BaseURL: srv.URL, APIKey: "k", Model: "claude-sonnet-4-5", DisableStreaming: mode.noSSE})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _, err = run(t, m, &llm.Request{Items: []llm.Item{llm.UserText("hi")}})
+				var e *llm.Error
+				if !errors.As(err, &e) {
+					t.Fatalf("error %v (%T), want *llm.Error", err, err)
+				}
+				if e.Kind != tc.kind || e.Status != tc.status || e.Code != tc.typ || e.Message != tc.msg {
+					t.Errorf("got kind %s status %d code %q message %q, want %s %d %q %q", e.Kind, e.Status, e.Code, e.Message, tc.kind, tc.status, tc.typ, tc.msg)
+				}
+				if llm.Transient(err) {
+					t.Errorf("error %v is transient; a request refused for its content is not retried as it is", err)
+				}
+			})
+		}
 	}
 }
 
