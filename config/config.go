@@ -3,30 +3,78 @@
 //
 // The file names providers beyond the built-in ones — any OpenAI-compatible
 // or Anthropic-compatible server with its base URL, the environment variable
-// holding its key, its wire protocol and tool mode — and overrides what is
-// known about models: context window, output limit, tool support, reasoning
-// replay and prices. A configured provider is used as --model NAME:MODEL.
+// holding its key, its wire protocol and tool mode — overrides what is
+// known about models (context window, output limit, tool support, reasoning
+// replay and prices) and sets what is sent with every request to them
+// (thinking, reasoning effort, prompt caching, extra fields, headers). A
+// configured provider is used as --model NAME:MODEL.
 //
 //	# The model used when --model is not given.
 //	model = "local:qwen3-coder"
 //
 //	[providers.local]
-//	protocol  = "openai-chat"              # openai, openai-chat or anthropic
-//	base_url  = "http://127.0.0.1:8080/v1"
-//	key_env   = "LOCAL_API_KEY"            # leave out for a server without keys
-//	tool_mode = "text"                     # native (default) or text
+//	protocol         = "openai-chat"              # openai, openai-chat or anthropic
+//	base_url         = "http://127.0.0.1:8080/v1"
+//	key_env          = "LOCAL_API_KEY"            # leave out for a server without keys
+//	tool_mode        = "text"                     # native (default) or text
+//	reasoning_effort = "high"                     # request settings for every model
+//	headers          = { "X-Title" = "rein" }
+//	extra            = { chat_template_kwargs = { enable_thinking = true } }
 //
 //	[providers.local.models."qwen3-coder"]
-//	context_window = 262144
-//	max_output     = 65536
-//	price          = { input_per_m = 0, output_per_m = 0 }
+//	context_window   = 262144
+//	max_output       = 65536
+//	price            = { input_per_m = 0, output_per_m = 0 }
+//	reasoning_effort = "medium"                   # the model's settings win
+//
+//	[providers.claude]
+//	protocol        = "anthropic"
+//	key_env         = "ANTHROPIC_API_KEY"
+//	thinking_budget = 8000
+//	prompt_cache    = true
 //
 //	# Overrides for a built-in provider's model.
 //	[models."openai:gpt-5-mini"]
 //	price = { input_per_m = 0.25, output_per_m = 2.0, cached_per_m = 0.025 }
+//	reasoning_effort = "low"
+//
+//	# Defaults for every model of a provider: the model name "*".
+//	[models."anthropic:*"]
+//	prompt_cache = true
+//
+// # Request settings
+//
+// A provider table ([providers.NAME]) and a model table
+// ([providers.NAME.models.MODEL], [models."PROVIDER:MODEL"] and
+// [models."PROVIDER:*"]) may hold request settings beside the other keys.
+// Each protocol takes only its own (RequestProtocols); another's is an
+// error, not silently ignored:
+//
+//	setting            protocols            value
+//	thinking_budget    anthropic            extended thinking budget in tokens: 0 (off) or at least 1024
+//	prompt_cache       anthropic            mark prompt-cache breakpoints: true or false
+//	max_tokens         anthropic            max_tokens when --max-output is not given: positive
+//	reasoning_effort   openai, openai-chat  minimal, low, medium or high
+//	reasoning_summary  openai               the Responses reasoning summary: auto, concise or detailed
+//	store              openai               keep responses on the server (store:true)
+//	token_param        openai-chat          the output cap's field: max_tokens or max_completion_tokens
+//	stream_usage       openai-chat          false leaves out stream_options.include_usage
+//	extra              openai, openai-chat  extra top-level request fields: a table of any values
+//	headers            openai, openai-chat  HTTP headers added to every request: a table of strings
+//
+// extra may not replace the fields rein writes itself (ReservedExtra).
+//
+// The layers, weakest first: [providers.NAME], [models."NAME:*"],
+// [providers.NAME.models.MODEL], [models."NAME:MODEL"]. A setting given in
+// a later layer replaces an earlier one; extra and headers are merged key by
+// key, a later layer's key replacing the same key before it. The "*" model
+// name applies to every model of the provider, capabilities included; it is
+// how a built-in provider gets defaults, since [providers.NAME] may not
+// reuse a built-in name.
 //
 // The package only reads and checks the file; package provider decides what
-// it means.
+// it means. A table of a built-in provider is checked against its protocol
+// by package provider, which knows the built-in providers.
 package config
 
 import "github.com/reinhq/rein/tools/mcp"
@@ -37,9 +85,10 @@ type File struct {
 	Model string `toml:"model"`
 	// Providers are named providers, usable as NAME:MODEL.
 	Providers map[string]Provider `toml:"providers"`
-	// Models overrides the capabilities of models of built-in providers,
-	// keyed by "provider:model".
-	Models map[string]Capabilities `toml:"models"`
+	// Models overrides the capabilities and request settings of models,
+	// keyed by "provider:model"; "provider:*" applies to all the provider's
+	// models.
+	Models map[string]Model `toml:"models"`
 	// MCP configures MCP servers, whose tools are offered as deferred
 	// tools (a manifest line each, loaded with load_tools).
 	MCP MCP `toml:"mcp"`
@@ -71,11 +120,21 @@ type Provider struct {
 	// system prompt and calls parsed from text, for servers without native
 	// function calling.
 	ToolMode string `toml:"tool_mode"`
+	// Request settings apply to every model of the provider; a model's
+	// table overrides them.
+	Request
 	// Capabilities apply to every model of the provider; Models override
 	// them per model.
 	Capabilities Capabilities `toml:"capabilities"`
 	// Models lists the provider's models, keyed by model name.
-	Models map[string]Capabilities `toml:"models"`
+	Models map[string]Model `toml:"models"`
+}
+
+// Model is a model's table: what is known about it and what is sent with
+// every request to it, side by side in one table.
+type Model struct {
+	Capabilities
+	Request
 }
 
 // Capabilities overrides what is known about a model. Unset fields keep
@@ -94,6 +153,37 @@ type Capabilities struct {
 	// ("context_window", "max_output", "native_tools", "parallel_calls",
 	// "reasoning_replay", "price").
 	Estimated []string `toml:"estimated"`
+}
+
+// Request holds settings sent with every request to a model. Unset fields
+// leave the adapter's default; each field is taken by the protocols
+// RequestProtocols names for it.
+type Request struct {
+	// ThinkingBudget enables Anthropic extended thinking with this many
+	// tokens (at least 1024); 0 turns it off.
+	ThinkingBudget *int `toml:"thinking_budget" json:"thinking_budget,omitempty"`
+	// PromptCache marks Anthropic prompt-cache breakpoints.
+	PromptCache *bool `toml:"prompt_cache" json:"prompt_cache,omitempty"`
+	// MaxTokens is Anthropic's max_tokens when a call sets no output cap
+	// (--max-output).
+	MaxTokens *int `toml:"max_tokens" json:"max_tokens,omitempty"`
+	// ReasoningEffort is one of ReasoningEfforts (OpenAI protocols).
+	ReasoningEffort *string `toml:"reasoning_effort" json:"reasoning_effort,omitempty"`
+	// ReasoningSummary is one of ReasoningSummaries (the Responses API).
+	ReasoningSummary *string `toml:"reasoning_summary" json:"reasoning_summary,omitempty"`
+	// Store keeps responses on the server (the Responses API).
+	Store *bool `toml:"store" json:"store,omitempty"`
+	// TokenParam is one of TokenParams: the Chat Completions field that
+	// caps output tokens (by default chosen by model name).
+	TokenParam *string `toml:"token_param" json:"token_param,omitempty"`
+	// StreamUsage false leaves out stream_options.include_usage, for Chat
+	// servers that reject it.
+	StreamUsage *bool `toml:"stream_usage" json:"stream_usage,omitempty"`
+	// Extra holds additional top-level request fields (OpenAI protocols),
+	// such as vLLM's chat_template_kwargs or OpenRouter's provider.
+	Extra map[string]any `toml:"extra" json:"extra,omitempty"`
+	// Headers are HTTP headers added to every request (OpenAI protocols).
+	Headers map[string]string `toml:"headers" json:"headers,omitempty"`
 }
 
 // Price is a model's price per million tokens, in US dollars.
@@ -115,6 +205,35 @@ const (
 
 // ReplayRules are the values of Capabilities.ReasoningReplay.
 var ReplayRules = []string{"none", "encrypted", "signed", "tool-turn", "inline"}
+
+// Values of the enumerated request settings.
+var (
+	ReasoningEfforts   = []string{"minimal", "low", "medium", "high"}
+	ReasoningSummaries = []string{"auto", "concise", "detailed"}
+	TokenParams        = []string{"max_tokens", "max_completion_tokens"}
+)
+
+// MinThinkingBudget is the smallest thinking_budget Anthropic accepts.
+const MinThinkingBudget = 1024
+
+// RequestProtocols names, for each request setting, the protocols that
+// take it.
+var RequestProtocols = map[string][]string{
+	"thinking_budget":   {"anthropic"},
+	"prompt_cache":      {"anthropic"},
+	"max_tokens":        {"anthropic"},
+	"reasoning_effort":  {"openai", "openai-chat"},
+	"reasoning_summary": {"openai"},
+	"store":             {"openai"},
+	"token_param":       {"openai-chat"},
+	"stream_usage":      {"openai-chat"},
+	"extra":             {"openai", "openai-chat"},
+	"headers":           {"openai", "openai-chat"},
+}
+
+// ReservedExtra are request fields rein writes itself on every call; extra
+// may not replace them.
+var ReservedExtra = []string{"model", "messages", "input", "instructions", "tools", "tool_choice", "stream"}
 
 // Fields are the capability names Capabilities.Estimated may list.
 var Fields = []string{"context_window", "max_output", "native_tools", "parallel_calls", "reasoning_replay", "price"}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -68,12 +69,14 @@ func Parse(text string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if un := md.Undecoded(); len(un) > 0 {
-		keys := make([]string, len(un))
-		for i, k := range un {
-			keys[i] = k.String()
+	var unknown []string
+	for _, k := range md.Undecoded() {
+		if !inExtra(k) {
+			unknown = append(unknown, k.String())
 		}
-		return nil, fmt.Errorf("unknown setting %s", strings.Join(keys, ", "))
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("unknown setting %s", strings.Join(unknown, ", "))
 	}
 	if err := f.check(); err != nil {
 		return nil, err
@@ -109,19 +112,170 @@ func (f *File) check() error {
 		if p.BaseURL != "" && !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
 			errs = append(errs, fmt.Errorf("%s: base_url %q: want an http:// or https:// URL", at, p.BaseURL))
 		}
+		// The protocol is checked only when it is known: a wrong one has
+		// its own error above.
+		protocol := ""
+		if slices.Contains(Protocols, p.Protocol) {
+			protocol = p.Protocol
+		}
+		errs = append(errs, p.Request.check(at, protocol)...)
 		errs = append(errs, p.Capabilities.check(at+".capabilities")...)
 		for _, m := range sortedKeys(p.Models) {
-			errs = append(errs, p.Models[m].check(fmt.Sprintf("%s.models.%q", at, m))...)
+			errs = append(errs, p.Models[m].check(fmt.Sprintf("%s.models.%q", at, m), protocol)...)
 		}
 	}
 	for _, m := range sortedKeys(f.Models) {
 		at := fmt.Sprintf("models.%q", m)
-		if p, name, ok := strings.Cut(m, ":"); !ok || p == "" || name == "" {
-			errs = append(errs, fmt.Errorf("%s: want a PROVIDER:MODEL key", at))
+		prov, name, ok := strings.Cut(m, ":")
+		if !ok || prov == "" || name == "" {
+			errs = append(errs, fmt.Errorf("%s: want a PROVIDER:MODEL key (or PROVIDER:* for all its models)", at))
 		}
-		errs = append(errs, f.Models[m].check(at)...)
+		// A configured provider's protocol is known here; a built-in
+		// provider's is checked by package provider (CheckProtocol).
+		protocol := ""
+		if p, ok := f.Providers[prov]; ok && slices.Contains(Protocols, p.Protocol) {
+			protocol = p.Protocol
+		}
+		errs = append(errs, f.Models[m].check(at, protocol)...)
 	}
 	return errors.Join(errs...)
+}
+
+// inExtra reports whether an undecoded key lies inside an extra table,
+// whose nested tables the decoder leaves unmarked although they were read
+// into the map: providers.P.extra…, providers.P.models.M.extra…,
+// models.K.extra….
+func inExtra(k toml.Key) bool {
+	switch {
+	case len(k) > 3 && k[0] == "providers" && k[2] == "extra":
+		return true
+	case len(k) > 5 && k[0] == "providers" && k[2] == "models" && k[4] == "extra":
+		return true
+	case len(k) > 3 && k[0] == "models" && k[2] == "extra":
+		return true
+	}
+	return false
+}
+
+func (m Model) check(at, protocol string) []error {
+	return append(m.Capabilities.check(at), m.Request.check(at, protocol)...)
+}
+
+// set returns the names of the settings r gives, in RequestProtocols'
+// documented order.
+func (r *Request) set() []string {
+	var names []string
+	add := func(ok bool, name string) {
+		if ok {
+			names = append(names, name)
+		}
+	}
+	add(r.ThinkingBudget != nil, "thinking_budget")
+	add(r.PromptCache != nil, "prompt_cache")
+	add(r.MaxTokens != nil, "max_tokens")
+	add(r.ReasoningEffort != nil, "reasoning_effort")
+	add(r.ReasoningSummary != nil, "reasoning_summary")
+	add(r.Store != nil, "store")
+	add(r.TokenParam != nil, "token_param")
+	add(r.StreamUsage != nil, "stream_usage")
+	add(len(r.Extra) > 0, "extra")
+	add(len(r.Headers) > 0, "headers")
+	return names
+}
+
+// check validates the values of the request settings at table at and,
+// when protocol is not empty, that the protocol takes each of them.
+func (r *Request) check(at, protocol string) []error {
+	var errs []error
+	if b := r.ThinkingBudget; b != nil && *b != 0 && *b < MinThinkingBudget {
+		errs = append(errs, fmt.Errorf("%s: thinking_budget %d: use 0 (thinking off) or at least %d tokens", at, *b, MinThinkingBudget))
+	}
+	if n := r.MaxTokens; n != nil && *n <= 0 {
+		errs = append(errs, fmt.Errorf("%s: max_tokens %d: must be positive", at, *n))
+	}
+	for _, e := range []struct {
+		name  string
+		v     *string
+		valid []string
+	}{
+		{"reasoning_effort", r.ReasoningEffort, ReasoningEfforts},
+		{"reasoning_summary", r.ReasoningSummary, ReasoningSummaries},
+		{"token_param", r.TokenParam, TokenParams},
+	} {
+		if e.v != nil && !slices.Contains(e.valid, *e.v) {
+			errs = append(errs, fmt.Errorf("%s: %s %q: use one of %s", at, e.name, *e.v, strings.Join(e.valid, ", ")))
+		}
+	}
+	for _, k := range sortedKeys(r.Extra) {
+		switch {
+		case k == "":
+			errs = append(errs, fmt.Errorf("%s: extra: a field name is empty", at))
+		case slices.Contains(ReservedExtra, k):
+			errs = append(errs, fmt.Errorf("%s: extra.%s: rein writes %s itself; extra may not replace %s", at, k, k, strings.Join(ReservedExtra, ", ")))
+		default:
+			if _, err := json.Marshal(r.Extra[k]); err != nil {
+				errs = append(errs, fmt.Errorf("%s: extra.%s: not a JSON value (%v)", at, k, err))
+			}
+		}
+	}
+	for _, k := range sortedKeys(r.Headers) {
+		if !validHeaderName(k) {
+			errs = append(errs, fmt.Errorf("%s: headers %q: not a header name (letters, digits and !#$%%&'*+-.^_`|~)", at, k))
+		}
+		if strings.ContainsAny(r.Headers[k], "\r\n\x00") {
+			errs = append(errs, fmt.Errorf("%s: headers %q: a header value may not hold a line break or NUL", at, k))
+		}
+	}
+	if protocol != "" {
+		if err := r.CheckProtocol(at, protocol); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// CheckProtocol returns an error naming each request setting of table at
+// that protocol does not take, and which protocols do; nil when all fit.
+// Package provider calls it for the tables of built-in providers, whose
+// protocols this package does not know.
+func (r *Request) CheckProtocol(at, protocol string) error {
+	var errs []error
+	for _, name := range r.set() {
+		takes := RequestProtocols[name]
+		if slices.Contains(takes, protocol) {
+			continue
+		}
+		what := "the " + takes[0] + " protocol"
+		if takes[0] == "openai" && len(takes) == 1 {
+			what += " (the Responses API)"
+		}
+		if len(takes) > 1 {
+			what = "the " + strings.Join(takes[:len(takes)-1], ", ") + " and " + takes[len(takes)-1] + " protocols"
+		}
+		hint := ""
+		switch {
+		case name == "thinking_budget" && (protocol == "openai" || protocol == "openai-chat"):
+			hint = " (use reasoning_effort)"
+		case name == "reasoning_effort" && protocol == "anthropic":
+			hint = " (use thinking_budget)"
+		}
+		errs = append(errs, fmt.Errorf("%s: %s is a setting of %s only, and this provider speaks %s%s", at, name, what, protocol, hint))
+	}
+	return errors.Join(errs...)
+}
+
+// validHeaderName reports whether s is an HTTP header name (an RFC 9110
+// token).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c Capabilities) check(at string) []error {

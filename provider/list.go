@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"reflect"
+
 	"github.com/reinhq/rein/config"
 )
 
@@ -23,6 +25,23 @@ type Info struct {
 type ModelInfo struct {
 	Name string       `json:"name"`
 	Caps Capabilities `json:"capabilities"`
+	// Request is what the config file sets for every request to the
+	// model; nil when it sets nothing.
+	Request *config.Request `json:"request,omitempty"`
+}
+
+// modelInfo describes model of the provider name speaking protocol, with
+// the config file's tables applied.
+func modelInfo(f *config.File, name, protocol, toolMode, model string) ModelInfo {
+	ls := layersFor(f, name, model)
+	// A model without native tools runs in text mode even when the
+	// provider's is native; the listing says so per model.
+	caps, _ := withToolMode(capabilitiesFor(protocol, model, capLayers(ls)...), toolMode)
+	in := ModelInfo{Name: model, Caps: caps}
+	if q := mergeRequests(ls); !reflect.DeepEqual(q, config.Request{}) {
+		in.Request = &q
+	}
+	return in
 }
 
 // List returns the built-in providers with the models of the built-in table
@@ -48,16 +67,17 @@ func List(c Config) ([]Info, error) {
 				continue
 			}
 			seen[k.Name] = true
-			in.Models = append(in.Models, ModelInfo{Name: k.Name, Caps: capabilitiesFor(b.protocol, k.Name, f.Models[name+":"+k.Name])})
+			in.Models = append(in.Models, modelInfo(f, name, b.protocol, config.ToolModeNative, k.Name))
 		}
 		// Models the config file describes for a built-in provider are
-		// listed too, even when the table does not know them.
+		// listed too, even when the table does not know them; "*" is not
+		// a model but the defaults of all of them.
 		for _, key := range sortedKeys(f.Models) {
 			spec, err := ParseSpec(key)
-			if err != nil || spec.Provider != name || seen[spec.Model] {
+			if err != nil || spec.Provider != name || spec.Model == "*" || seen[spec.Model] {
 				continue
 			}
-			in.Models = append(in.Models, ModelInfo{Name: spec.Model, Caps: capabilitiesFor(b.protocol, spec.Model, f.Models[key])})
+			in.Models = append(in.Models, modelInfo(f, name, b.protocol, config.ToolModeNative, spec.Model))
 		}
 		out = append(out, in)
 	}
@@ -68,10 +88,7 @@ func List(c Config) ([]Info, error) {
 			in.ToolMode = config.ToolModeNative
 		}
 		for _, m := range sortedKeys(p.Models) {
-			// A model without native tools runs in text mode even when the
-			// provider's is native; the listing says so per model.
-			caps, _ := withToolMode(capabilitiesFor(p.Protocol, m, p.Capabilities, p.Models[m], f.Models[name+":"+m]), p.ToolMode)
-			in.Models = append(in.Models, ModelInfo{Name: m, Caps: caps})
+			in.Models = append(in.Models, modelInfo(f, name, p.Protocol, p.ToolMode, m))
 		}
 		out = append(out, in)
 	}

@@ -82,28 +82,48 @@ func (c Config) getenv(k string) string {
 	return os.Getenv(k)
 }
 
-// file returns the configuration, reading it when not given.
+// file returns the configuration, reading it when not given, and checks
+// what package config cannot check alone (checkFile).
 func (c Config) file() (*config.File, error) {
-	if c.File != nil {
-		return c.File, nil
+	f := c.File
+	if f == nil {
+		var err error
+		if f, err = config.LoadDefault(c.getenv); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
 	}
-	f, err := config.LoadDefault(c.getenv)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	if err := checkNames(f); err != nil {
+	if err := checkFile(f); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-// checkNames refuses configured providers that would shadow built-in ones:
-// a spec must mean the same thing on every machine that has the key.
-func checkNames(f *config.File) error {
-	for name := range f.Providers {
+// checkFile checks what needs the built-in providers: it refuses configured
+// providers that would shadow built-in ones (a spec must mean the same
+// thing on every machine that has the key), and request settings in a
+// built-in provider's [models."NAME:…"] tables that its protocol does not
+// take.
+func checkFile(f *config.File) error {
+	var errs []error
+	for _, name := range sortedKeys(f.Providers) {
 		if _, ok := builtins[name]; ok {
-			return fmt.Errorf("config %s: providers.%s: %q is a built-in provider; give yours another name (use [models.\"%s:MODEL\"] to change what is known about its models)", f.Path, name, name, name)
+			errs = append(errs, fmt.Errorf("providers.%s: %q is a built-in provider; give yours another name (use [models.\"%s:MODEL\"] or [models.\"%s:*\"] to change what is known about its models and what is sent to them)", name, name, name, name))
 		}
+	}
+	for _, key := range sortedKeys(f.Models) {
+		name, _, _ := strings.Cut(key, ":")
+		if b, ok := builtins[name]; ok {
+			m := f.Models[key]
+			if err := m.Request.CheckProtocol(fmt.Sprintf("models.%q", key), b.protocol); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		if f.Path != "" {
+			return fmt.Errorf("config: %s: %w", f.Path, err)
+		}
+		return fmt.Errorf("config: %w", err)
 	}
 	return nil
 }

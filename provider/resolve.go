@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -27,6 +28,9 @@ type Resolved struct {
 	// Caps are the model's capabilities; Caps.LoopPrice() is the price for
 	// loop.Options.Price.
 	Caps Capabilities
+	// Request is what the config file sets for every request to the model,
+	// merged from its tables (see package config); the model sends it.
+	Request config.Request
 	// Model is the model, wrapped with the retry policy of DESIGN §2.6
 	// (except the scripted model: its errors are the test).
 	Model llm.Model
@@ -49,7 +53,6 @@ func Resolve(s Spec, c Config) (*Resolved, error) {
 		return nil, err
 	}
 	r := &Resolved{Spec: s, ToolMode: config.ToolModeNative}
-	var named *config.Provider
 	if b, ok := builtins[s.Provider]; ok {
 		r.Protocol = b.protocol
 		r.KeyEnv = b.keyEnv
@@ -61,7 +64,6 @@ func Resolve(s Spec, c Config) (*Resolved, error) {
 			r.BaseURL = b.base
 		}
 	} else if p, ok := f.Providers[s.Provider]; ok {
-		named = &p
 		r.Protocol = p.Protocol
 		r.KeyEnv = p.KeyEnv
 		r.BaseURL = p.BaseURL
@@ -85,12 +87,9 @@ func Resolve(s Spec, c Config) (*Resolved, error) {
 		return r, nil
 	}
 
-	var layers []config.Capabilities
-	if named != nil {
-		layers = append(layers, named.Capabilities, named.Models[s.Model])
-	}
-	layers = append(layers, f.Models[s.String()])
-	r.Caps, r.ToolMode = withToolMode(capabilitiesFor(r.Protocol, s.Model, layers...), r.ToolMode)
+	layers := layersFor(f, s.Provider, s.Model)
+	r.Caps, r.ToolMode = withToolMode(capabilitiesFor(r.Protocol, s.Model, capLayers(layers)...), r.ToolMode)
+	r.Request = mergeRequests(layers)
 
 	key := "none" // a placeholder for servers without keys: never another provider's key from the environment
 	if r.KeyEnv != "" {
@@ -104,17 +103,14 @@ func Resolve(s Spec, c Config) (*Resolved, error) {
 	}
 
 	switch r.Protocol {
-	case "openai", "openai-chat":
-		o := openai.Options{APIKey: key, BaseURL: r.BaseURL, Model: s.Model, NoStream: c.NoStream, Name: s.Provider}
-		if r.Protocol == "openai" {
-			r.Model = llm.WithRetry(openai.NewResponses(o), llm.RetryPolicy{})
-			return r, nil
-		}
-		o.TextTools = r.ToolMode == config.ToolModeText
-		r.Model = llm.WithRetry(openai.NewChat(o), llm.RetryPolicy{})
+	case "openai":
+		r.Model = llm.WithRetry(openai.NewResponses(r.openaiOptions(key, c)), llm.RetryPolicy{})
+		return r, nil
+	case "openai-chat":
+		r.Model = llm.WithRetry(openai.NewChat(r.openaiOptions(key, c)), llm.RetryPolicy{})
 		return r, nil
 	case "anthropic":
-		m, err := anthropic.New(anthropic.Options{APIKey: key, BaseURL: r.BaseURL, Model: s.Model, DisableStreaming: c.NoStream})
+		m, err := anthropic.New(r.anthropicOptions(key, c))
 		if err != nil {
 			return nil, err
 		}
@@ -122,6 +118,137 @@ func Resolve(s Spec, c Config) (*Resolved, error) {
 		return r, nil
 	}
 	return nil, fmt.Errorf("%s: unknown protocol %q", s, r.Protocol)
+}
+
+// openaiOptions are the options of an OpenAI adapter (Responses or Chat)
+// for r: where it goes, and the config file's request settings.
+func (r *Resolved) openaiOptions(key string, c Config) openai.Options {
+	o := openai.Options{APIKey: key, BaseURL: r.BaseURL, Model: r.Spec.Model, NoStream: c.NoStream, Name: r.Spec.Provider}
+	o.TextTools = r.Protocol == "openai-chat" && r.ToolMode == config.ToolModeText
+	q := r.Request
+	if q.ReasoningEffort != nil {
+		o.ReasoningEffort = *q.ReasoningEffort
+	}
+	if q.ReasoningSummary != nil {
+		o.ReasoningSummary = *q.ReasoningSummary
+	}
+	if q.Store != nil {
+		o.Store = *q.Store
+	}
+	if q.TokenParam != nil {
+		o.TokenParam = openai.TokenParam(*q.TokenParam)
+	}
+	if q.StreamUsage != nil {
+		o.NoStreamUsage = !*q.StreamUsage
+	}
+	o.Extra = q.Extra
+	o.Headers = q.Headers
+	return o
+}
+
+// anthropicOptions are the options of the Anthropic adapter for r.
+func (r *Resolved) anthropicOptions(key string, c Config) anthropic.Options {
+	o := anthropic.Options{APIKey: key, BaseURL: r.BaseURL, Model: r.Spec.Model, DisableStreaming: c.NoStream}
+	q := r.Request
+	if q.ThinkingBudget != nil {
+		o.ThinkingBudget = *q.ThinkingBudget
+	}
+	if q.PromptCache != nil {
+		o.PromptCache = *q.PromptCache
+	}
+	if q.MaxTokens != nil {
+		o.MaxTokens = *q.MaxTokens
+	}
+	return o
+}
+
+// layer is a table of the config file that applies to a model: its
+// capabilities and request settings, and its name for errors.
+type layer struct {
+	at   string
+	caps config.Capabilities
+	req  config.Request
+}
+
+// layersFor returns the tables of f that apply to model of the provider
+// name, weakest first: [providers.NAME] (with its capabilities table),
+// [models."NAME:*"], [providers.NAME.models.MODEL], [models."NAME:MODEL"].
+func layersFor(f *config.File, name, model string) []layer {
+	var ls []layer
+	p, named := f.Providers[name]
+	if named {
+		ls = append(ls, layer{"providers." + name, p.Capabilities, p.Request})
+	}
+	if m, ok := f.Models[name+":*"]; ok {
+		ls = append(ls, layer{fmt.Sprintf("models.%q", name+":*"), m.Capabilities, m.Request})
+	}
+	if model == "*" {
+		return ls
+	}
+	if m, ok := p.Models[model]; named && ok {
+		ls = append(ls, layer{fmt.Sprintf("providers.%s.models.%q", name, model), m.Capabilities, m.Request})
+	}
+	if m, ok := f.Models[name+":"+model]; ok {
+		ls = append(ls, layer{fmt.Sprintf("models.%q", name+":"+model), m.Capabilities, m.Request})
+	}
+	return ls
+}
+
+func capLayers(ls []layer) []config.Capabilities {
+	out := make([]config.Capabilities, len(ls))
+	for i, l := range ls {
+		out[i] = l.caps
+	}
+	return out
+}
+
+// mergeRequests combines the request settings of layers, weakest first: a
+// setting replaces the one before it, and extra and headers merge key by
+// key.
+func mergeRequests(ls []layer) config.Request {
+	var r config.Request
+	for _, l := range ls {
+		q := l.req
+		if q.ThinkingBudget != nil {
+			r.ThinkingBudget = q.ThinkingBudget
+		}
+		if q.PromptCache != nil {
+			r.PromptCache = q.PromptCache
+		}
+		if q.MaxTokens != nil {
+			r.MaxTokens = q.MaxTokens
+		}
+		if q.ReasoningEffort != nil {
+			r.ReasoningEffort = q.ReasoningEffort
+		}
+		if q.ReasoningSummary != nil {
+			r.ReasoningSummary = q.ReasoningSummary
+		}
+		if q.Store != nil {
+			r.Store = q.Store
+		}
+		if q.TokenParam != nil {
+			r.TokenParam = q.TokenParam
+		}
+		if q.StreamUsage != nil {
+			r.StreamUsage = q.StreamUsage
+		}
+		r.Extra = mergeMap(r.Extra, q.Extra)
+		r.Headers = mergeMap(r.Headers, q.Headers)
+	}
+	return r
+}
+
+// mergeMap returns base with over's keys written over it, in a new map
+// when over adds any.
+func mergeMap[V any](base, over map[string]V) map[string]V {
+	if len(over) == 0 {
+		return base
+	}
+	out := make(map[string]V, len(base)+len(over))
+	maps.Copy(out, base)
+	maps.Copy(out, over)
+	return out
 }
 
 // knownNames lists the built-in and configured providers for an error.
