@@ -64,8 +64,12 @@ func (a *chatAssembler) readJSON(body io.Reader, emit func(llm.Event)) error {
 // the same object but for "message" in place of "delta" and calls without
 // an index.
 func (a *chatAssembler) readBody(data []byte, whole bool, emit func(llm.Event)) error {
+	what := "malformed chunk"
+	if whole {
+		what = "malformed body"
+	}
 	if !gjson.ValidBytes(data) {
-		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed chunk", Err: errMalformed}
+		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: what, Err: errMalformed}
 	}
 	// ParseBytes copies the data: the strings handed on in events outlive
 	// the reader's buffer.
@@ -74,7 +78,7 @@ func (a *chatAssembler) readBody(data []byte, whole bool, emit func(llm.Event)) 
 		return nil
 	}
 	if !root.IsObject() {
-		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed chunk", Err: errMalformed}
+		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: what, Err: errMalformed}
 	}
 	var choices, usage, errv gjson.Result
 	root.ForEach(func(k, v gjson.Result) bool {
