@@ -12,7 +12,11 @@ import (
 // <think> reasoning becomes reasoning events, DSML call markup is hidden and
 // its calls collected, the rest is visible text. The raw text is kept whole
 // for history: the model gets back what it wrote.
+//
+// The filters are made on the first text: a round that only calls tools
+// (most rounds of a working turn) never needs them.
 type textPath struct {
+	tools   []llm.ToolSpec
 	think   *think.Filter
 	dsml    *textcall.Filter
 	raw     strings.Builder
@@ -21,15 +25,16 @@ type textPath struct {
 }
 
 func newTextPath(tools []llm.ToolSpec) textPath {
-	return textPath{
-		think: think.NewFilter(think.Options{}),
-		dsml:  textcall.NewFilter(textcall.Options{Catalog: textcall.NewCatalog(tools)}),
-	}
+	return textPath{tools: tools}
 }
 
 func (t *textPath) write(delta string, emit func(llm.Event)) {
 	if delta == "" {
 		return
+	}
+	if t.think == nil {
+		t.think = think.NewFilter(think.Options{})
+		t.dsml = textcall.NewFilter(textcall.Options{Catalog: textcall.NewCatalog(t.tools)})
 	}
 	t.raw.WriteString(delta)
 	for _, seg := range t.think.Write(delta) {
@@ -61,6 +66,9 @@ func (t *textPath) show(text string, emit func(llm.Event)) {
 // keeps the text without the markup (DESIGN §5.2): the calls are kept as
 // call parts instead.
 func (t *textPath) finish(emit func(llm.Event)) (text string, calls []llm.Call) {
+	if t.think == nil {
+		return "", nil // no text came
+	}
 	for _, seg := range t.think.Flush() {
 		t.segment(seg, emit)
 	}
