@@ -170,7 +170,7 @@ func serveClientIfChild() {
 	}
 	t, err := reinHTTP(url, rounds)
 	if err == nil {
-		err = mockchat.RunClient("rein: "+mockchat.Versions("github.com/openai/openai-go/v3"), t)
+		err = mockchat.RunClient("rein: net/http, internal/sse, "+mockchat.Versions("github.com/tidwall/gjson"), t)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "peer: rein client:", err)
