@@ -10,6 +10,8 @@ import (
 
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/reinhq/rein/internal/sse"
 	"github.com/reinhq/rein/llm"
 )
@@ -89,33 +91,54 @@ func (a *responsesAssembler) readEvent(r *sse.Reader, emit func(llm.Event)) erro
 		}
 		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "stream ended without response.completed"}
 	}
-	var ev responses.ResponseStreamEventUnion
-	if err := json.Unmarshal(r.Data(), &ev); err != nil {
-		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed event", Err: err}
+	return a.readData(r.Data(), emit)
+}
+
+// readData reads one event's data.
+func (a *responsesAssembler) readData(data []byte, emit func(llm.Event)) error {
+	if !gjson.ValidBytes(data) {
+		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed event", Err: errMalformed}
 	}
-	switch ev.Type {
+	// The deltas, most of a stream, are read with gjson; the events that
+	// carry whole items go through the SDK's types (see readItemEvent).
+	switch typ := gjson.GetBytes(data, "type").Str; typ {
 	case "response.created", "response.in_progress":
-		if ev.Response.Model != "" {
-			a.model = string(ev.Response.Model)
-		}
-	case "response.output_item.added":
-		if ev.Item.Type == "function_call" {
-			a.startCall(ev.OutputIndex, &ev.Item, emit)
+		if m := gjson.GetBytes(data, "response.model"); m.Type == gjson.String && m.Str != "" {
+			a.model = m.Str
 		}
 	case "response.output_text.delta", "response.refusal.delta":
-		a.text.write(ev.Delta, emit)
+		a.text.write(gjson.GetBytes(data, "delta").Str, emit)
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-		emit(llm.Event{Kind: llm.EventReasoning, Delta: ev.Delta})
+		emit(llm.Event{Kind: llm.EventReasoning, Delta: gjson.GetBytes(data, "delta").Str})
 	case "response.reasoning_summary_part.added":
-		if ev.SummaryIndex > 0 {
+		if gjson.GetBytes(data, "summary_index").Int() > 0 {
 			// Summary parts are paragraphs; keep them apart on screen as in
 			// the part's text.
 			emit(llm.Event{Kind: llm.EventReasoning, Delta: "\n\n"})
 		}
 	case "response.function_call_arguments.delta":
-		if c := a.calls[ev.OutputIndex]; c != nil && ev.Delta != "" {
-			c.args = append(c.args, ev.Delta...)
-			emit(llm.Event{Kind: llm.EventCallDelta, Index: c.ordinal, Delta: ev.Delta})
+		delta := gjson.GetBytes(data, "delta").Str
+		if c := a.calls[gjson.GetBytes(data, "output_index").Int()]; c != nil && delta != "" {
+			c.args = append(c.args, delta...)
+			emit(llm.Event{Kind: llm.EventCallDelta, Index: c.ordinal, Delta: delta})
+		}
+	case "response.output_item.added", "response.output_item.done", "response.completed",
+		"response.incomplete", "response.failed", "error":
+		return a.readItemEvent(data, emit)
+	}
+	return nil
+}
+
+// readItemEvent reads an event that carries a whole item or response.
+func (a *responsesAssembler) readItemEvent(data []byte, emit func(llm.Event)) error {
+	var ev responses.ResponseStreamEventUnion
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return &llm.Error{Kind: llm.StreamInterrupted, Provider: a.provider, Message: "malformed event", Err: err}
+	}
+	switch ev.Type {
+	case "response.output_item.added":
+		if ev.Item.Type == "function_call" {
+			a.startCall(ev.OutputIndex, &ev.Item, emit)
 		}
 	case "response.output_item.done":
 		if a.items == nil {
