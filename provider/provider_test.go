@@ -158,13 +158,53 @@ func TestResolveErrors(t *testing.T) {
 		{"unknown provider lists the configured ones", Spec{"nope", "x"}, localConfig, nil, "configured: local, router"},
 		{"missing key", Spec{"openai", "gpt-5"}, "", nil, "OPENAI_API_KEY is not set"},
 		{"missing configured key", Spec{"router", "m"}, localConfig, nil, "ROUTER_KEY is not set"},
-		{"text mode needs chat", Spec{"anth", "m"}, "[providers.anth]\nprotocol = \"anthropic\"\ntool_mode = \"text\"", nil, "openai-chat protocol only"},
 		{"missing script", Spec{"scripted", "/does/not/exist.yaml"}, "", nil, "scripted model"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Resolve(tc.spec, Config{Getenv: env(tc.env), File: mustParse(t, tc.config)})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestTextToolModeReachesEveryProtocol checks that tool_mode = "text" (or a
+// model without native tools) drives the adapter of each protocol in text
+// tool mode.
+func TestTextToolModeReachesEveryProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		protocol, mode, caps string
+		want                 bool
+	}{
+		{"anthropic", "text", "", true},
+		{"openai", "text", "", true},
+		{"openai-chat", "text", "", true},
+		{"anthropic", "native", "", false},
+		{"openai", "", "", false},
+		{"anthropic", "", "native_tools = false", true},
+	} {
+		t.Run(tc.protocol+"/"+tc.mode+tc.caps, func(t *testing.T) {
+			conf := "[providers.p]\nprotocol = \"" + tc.protocol + "\"\nbase_url = \"http://127.0.0.1:1\"\n"
+			if tc.mode != "" {
+				conf += "tool_mode = \"" + tc.mode + "\"\n"
+			}
+			if tc.caps != "" {
+				conf += "[providers.p.capabilities]\n" + tc.caps + "\n"
+			}
+			c := Config{Getenv: env(nil), File: mustParse(t, conf)}
+			r, err := Resolve(Spec{"p", "m"}, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bool
+			if tc.protocol == "anthropic" {
+				got = r.anthropicOptions("k", c).TextTools
+			} else {
+				got = r.openaiOptions("k", c).TextTools
+			}
+			if got != tc.want || (r.ToolMode == config.ToolModeText) != tc.want {
+				t.Errorf("text tools %v (tool mode %q), want %v", got, r.ToolMode, tc.want)
 			}
 		})
 	}

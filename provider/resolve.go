@@ -98,10 +98,6 @@ func Resolve(s Spec, c Config) (*Resolved, error) {
 			return nil, fmt.Errorf("%s: %s is not set; export it (any non-empty value for a local server)", s, r.KeyEnv)
 		}
 	}
-	if r.ToolMode == config.ToolModeText && r.Protocol != "openai-chat" {
-		return nil, fmt.Errorf("%s: tool_mode text is supported for the openai-chat protocol only, not %s", s, r.Protocol)
-	}
-
 	switch r.Protocol {
 	case "openai":
 		r.Model = llm.WithRetry(openai.NewResponses(r.openaiOptions(key, c)), llm.RetryPolicy{})
@@ -124,7 +120,7 @@ func Resolve(s Spec, c Config) (*Resolved, error) {
 // for r: where it goes, and the config file's request settings.
 func (r *Resolved) openaiOptions(key string, c Config) openai.Options {
 	o := openai.Options{APIKey: key, BaseURL: r.BaseURL, Model: r.Spec.Model, NoStream: c.NoStream, Name: r.Spec.Provider}
-	o.TextTools = r.Protocol == "openai-chat" && r.ToolMode == config.ToolModeText
+	o.TextTools = r.ToolMode == config.ToolModeText
 	q := r.Request
 	if q.ReasoningEffort != nil {
 		o.ReasoningEffort = *q.ReasoningEffort
@@ -148,7 +144,8 @@ func (r *Resolved) openaiOptions(key string, c Config) openai.Options {
 
 // anthropicOptions are the options of the Anthropic adapter for r.
 func (r *Resolved) anthropicOptions(key string, c Config) anthropic.Options {
-	o := anthropic.Options{APIKey: key, BaseURL: r.BaseURL, Model: r.Spec.Model, DisableStreaming: c.NoStream}
+	o := anthropic.Options{APIKey: key, BaseURL: r.BaseURL, Model: r.Spec.Model, DisableStreaming: c.NoStream,
+		TextTools: r.ToolMode == config.ToolModeText}
 	q := r.Request
 	if q.ThinkingBudget != nil {
 		o.ThinkingBudget = *q.ThinkingBudget

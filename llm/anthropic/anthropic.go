@@ -49,6 +49,12 @@ type Options struct {
 	// the last block of each of the last two messages, so each round of a
 	// turn reads the prefix the round before wrote.
 	PromptCache bool
+	// TextTools drives the model in text tool mode (DESIGN §5.2), for
+	// Anthropic-compatible servers without native tool use: tools are
+	// described in the system prompt instead of sent as definitions, calls
+	// are parsed from the text (DSML) and go back in that format, and
+	// results go back as user-role text.
+	TextTools bool
 }
 
 // Model is an [llm.Model] speaking the Anthropic Messages API.

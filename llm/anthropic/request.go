@@ -10,6 +10,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/textcall"
 )
 
 // params builds the Messages request for req.
@@ -47,11 +48,17 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.Request
 	}
 	p.MaxTokens = int64(maxTokens)
 
-	if req.System != "" {
-		p.System = []sdk.TextBlockParam{{Text: req.System}}
+	system := req.System
+	if m.opts.TextTools && len(req.Tools) > 0 {
+		system = joinText(system, textcall.Instructions(req.Tools))
 	}
-	p.Messages = messages(req.Items)
-	p.Tools, p.ToolChoice = tools(req)
+	if system != "" {
+		p.System = []sdk.TextBlockParam{{Text: system}}
+	}
+	p.Messages = messages(req.Items, m.opts.TextTools)
+	if !m.opts.TextTools {
+		p.Tools, p.ToolChoice = tools(req)
+	}
 
 	if m.opts.PromptCache {
 		markCache(&p)
@@ -78,10 +85,19 @@ func defaultMaxTokens(model string) int {
 // items become one user message holding the tool_result blocks first, then
 // the text, as the API requires results to lead the message that answers a
 // tool_use.
-func messages(items []llm.Item) []sdk.MessageParam {
+//
+// In text tool mode (DESIGN §5.2) calls go back in the DSML text format at
+// the end of their assistant message, as the model writes them, and results
+// as one text block leading the user message that follows.
+func messages(items []llm.Item, textTools bool) []sdk.MessageParam {
 	out := make([]sdk.MessageParam, 0, len(items))
 	var results, texts []sdk.ContentBlockParamUnion
+	var textResults []llm.Result
 	flushUser := func() {
+		if len(textResults) > 0 {
+			results = append(results, sdk.NewTextBlock(textcall.FormatResults(textResults)))
+			textResults = nil
+		}
 		if len(results)+len(texts) == 0 {
 			return
 		}
@@ -100,12 +116,17 @@ func messages(items []llm.Item) []sdk.MessageParam {
 				}
 			}
 		case llm.RoleTool:
-			if r := it.Result(); r != nil {
+			r := it.Result()
+			switch {
+			case r == nil:
+			case textTools:
+				textResults = append(textResults, *r)
+			default:
 				results = append(results, toolResult(r))
 			}
 		case llm.RoleAssistant:
 			flushUser()
-			if blocks := assistantBlocks(it); len(blocks) > 0 {
+			if blocks := assistantBlocks(it, textTools); len(blocks) > 0 {
 				out = append(out, sdk.NewAssistantMessage(blocks...))
 			}
 		}
@@ -127,9 +148,11 @@ func toolResult(r *llm.Result) sdk.ContentBlockParamUnion {
 
 // assistantBlocks returns the content blocks of an assistant item in order.
 // Reasoning travels only back to the provider that produced it, and text the
-// API would refuse (empty or blank blocks) is left out.
-func assistantBlocks(it *llm.Item) []sdk.ContentBlockParamUnion {
+// API would refuse (empty or blank blocks) is left out. In text tool mode the
+// calls become one DSML text block at the end.
+func assistantBlocks(it *llm.Item, textTools bool) []sdk.ContentBlockParamUnion {
 	blocks := make([]sdk.ContentBlockParamUnion, 0, len(it.Parts))
+	var textCalls []llm.Call
 	for _, p := range it.Parts {
 		switch p.Kind {
 		case llm.PartText:
@@ -141,7 +164,9 @@ func assistantBlocks(it *llm.Item) []sdk.ContentBlockParamUnion {
 				blocks = append(blocks, b)
 			}
 		case llm.PartCall:
-			if p.Call != nil {
+			if p.Call != nil && textTools {
+				textCalls = append(textCalls, *p.Call)
+			} else if p.Call != nil {
 				blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
 					ID:    p.Call.ID,
 					Name:  p.Call.Name,
@@ -150,7 +175,21 @@ func assistantBlocks(it *llm.Item) []sdk.ContentBlockParamUnion {
 			}
 		}
 	}
+	if len(textCalls) > 0 {
+		blocks = append(blocks, sdk.NewTextBlock(textcall.Format(textCalls)))
+	}
 	return blocks
+}
+
+// joinText joins two pieces of prompt text with a blank line.
+func joinText(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
 }
 
 // reasoningBlock rebuilds a thinking, redacted_thinking or other kept block

@@ -49,6 +49,26 @@ func TestRequestWireFormat(t *testing.T) {
 			},
 		},
 		{
+			name: "text tool mode describes the tools and sends calls and results as text",
+			opts: Options{TextTools: true},
+			req: llm.Request{
+				System: "You are terse.",
+				Items: []llm.Item{
+					llm.UserText("Weather in Florence, and 2+3?"),
+					{Role: llm.RoleAssistant, Parts: []llm.Part{
+						{Kind: llm.PartText, Text: "Checking both."},
+						{Kind: llm.PartCall, Call: callWeather},
+						{Kind: llm.PartCall, Call: callAdd},
+					}},
+					llm.ToolResult(llm.Result{CallID: "toolu_1", Name: "weather", Content: "40 C", Status: llm.ResultOK}),
+					llm.ToolResult(llm.Result{CallID: "toolu_2", Name: "add", Content: "tool failed: overflow", Status: llm.ResultError}),
+					llm.UserText("And tomorrow?"),
+				},
+				Tools:         weatherTools,
+				ParallelCalls: true,
+			},
+		},
+		{
 			name: "reasoning from other providers is dropped",
 			req: llm.Request{
 				Items: []llm.Item{

@@ -74,12 +74,13 @@ type Options struct {
 	Organization string
 	Project      string
 
-	// TextTools drives a Chat model in text tool mode (DESIGN §5.2), for
+	// TextTools drives the model in text tool mode (DESIGN §5.2), for
 	// servers without native function calling: tools are described in the
-	// system prompt, calls are parsed from the text and replayed in the
-	// text format, and results go back as user-role text. A Chat model
-	// switches to it by itself when the server answers a request with
-	// tools with an [llm.ToolsUnsupported] error.
+	// system prompt (Responses: the instructions), calls are parsed from
+	// the text and replayed in the text format, and results go back as
+	// user-role text. A Chat model also switches to it by itself when the
+	// server answers a request with tools with an [llm.ToolsUnsupported]
+	// error; a Responses model only when configured.
 	TextTools bool
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/textcall"
 )
 
 // responsesParams maps a request to Responses API parameters.
@@ -20,10 +21,15 @@ func (r *Responses) responsesParams(req *llm.Request) (responses.ResponseNewPara
 		model = r.opts.Model
 	}
 	p := responses.ResponseNewParams{Model: shared.ResponsesModel(model)}
-	if req.System != "" {
-		p.Instructions = openai.String(req.System)
+	textTools := r.opts.TextTools
+	system := req.System
+	if textTools && len(req.Tools) > 0 {
+		system = joinText(system, textcall.Instructions(req.Tools))
 	}
-	input, err := responsesInput(req.Items, r.opts.Store)
+	if system != "" {
+		p.Instructions = openai.String(system)
+	}
+	input, err := responsesInput(req.Items, r.opts.Store, textTools)
 	if err != nil {
 		return p, err
 	}
@@ -41,7 +47,7 @@ func (r *Responses) responsesParams(req *llm.Request) (responses.ResponseNewPara
 			Summary: shared.ReasoningSummary(r.opts.ReasoningSummary),
 		}
 	}
-	if len(req.Tools) > 0 {
+	if len(req.Tools) > 0 && !textTools {
 		for _, s := range req.Tools {
 			schema, err := schemaMap(s.Schema)
 			if err != nil {
@@ -81,10 +87,22 @@ func (r *Responses) responsesParams(req *llm.Request) (responses.ResponseNewPara
 // with their encrypted content when nothing is stored, by id when it is.
 // Item ids are sent only with storage on: without it the API looks them up
 // and fails.
-func responsesInput(items []llm.Item, store bool) ([]responses.ResponseInputItemUnionParam, error) {
+//
+// In text tool mode (DESIGN §5.2) calls go back in the DSML text format at
+// the end of their assistant message, and results as user-role text leading
+// the user message that follows.
+func responsesInput(items []llm.Item, store, textTools bool) ([]responses.ResponseInputItemUnionParam, error) {
 	out := make([]responses.ResponseInputItemUnionParam, 0, len(items)+2)
 	var user []string
+	var results []llm.Result
+	flushResults := func() {
+		if len(results) > 0 {
+			user = append(user, textcall.FormatResults(results))
+			results = results[:0]
+		}
+	}
 	flushUser := func() {
+		flushResults()
 		if len(user) > 0 {
 			out = append(out, easyMessage(responses.EasyInputMessageRoleUser, strings.Join(user, "\n\n")))
 			user = user[:0]
@@ -94,6 +112,7 @@ func responsesInput(items []llm.Item, store bool) ([]responses.ResponseInputItem
 		it := &items[i]
 		switch it.Role {
 		case llm.RoleUser:
+			flushResults()
 			user = append(user, it.Text())
 		case llm.RoleAssistant:
 			if lastOutput(it) < 0 {
@@ -102,13 +121,17 @@ func responsesInput(items []llm.Item, store bool) ([]responses.ResponseInputItem
 				continue
 			}
 			flushUser()
-			out = appendAssistant(out, it, store)
+			out = appendAssistant(out, it, store, textTools)
 		case llm.RoleTool:
-			flushUser()
 			r := it.Result()
 			if r == nil {
 				return nil, fmt.Errorf("item %d: tool item without a result", i)
 			}
+			if textTools {
+				results = append(results, *r)
+				continue
+			}
+			flushUser()
 			o := &responses.ResponseInputItemFunctionCallOutputParam{CallID: openai.String(r.CallID)}
 			o.Output.OfString = openai.String(r.Content)
 			out = append(out, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: o})
@@ -126,9 +149,16 @@ func easyMessage(role responses.EasyInputMessageRole, text string) responses.Res
 	return responses.ResponseInputItemUnionParam{OfMessage: m}
 }
 
-func appendAssistant(out []responses.ResponseInputItemUnionParam, it *llm.Item, store bool) []responses.ResponseInputItemUnionParam {
+func appendAssistant(out []responses.ResponseInputItemUnionParam, it *llm.Item, store, textTools bool) []responses.ResponseInputItemUnionParam {
 	var text strings.Builder
+	var textCalls []llm.Call
 	flushText := func() {
+		if len(textCalls) > 0 {
+			s := joinText(text.String(), textcall.Format(textCalls))
+			text.Reset()
+			text.WriteString(s)
+			textCalls = textCalls[:0]
+		}
 		if text.Len() > 0 {
 			out = append(out, easyMessage(responses.EasyInputMessageRoleAssistant, text.String()))
 			text.Reset()
@@ -152,6 +182,10 @@ func appendAssistant(out []responses.ResponseInputItemUnionParam, it *llm.Item, 
 			}
 		case llm.PartCall:
 			if p.Call == nil {
+				continue
+			}
+			if textTools {
+				textCalls = append(textCalls, *p.Call)
 				continue
 			}
 			flushText()

@@ -218,3 +218,56 @@ func checkGolden(t *testing.T, name string, v any) {
 		t.Errorf("%s differs:\n got %s\nwant %s", path, buf.Bytes(), want)
 	}
 }
+
+// TestResponsesTextToolMode runs the same two-round turn over the Responses
+// API in text tool mode: no tool definitions, the tools in the
+// instructions, the calls parsed from text and sent back as text, the
+// results as user text.
+func TestResponsesTextToolMode(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		t.Run(map[bool]string{true: "stream", false: "json"}[stream], func(t *testing.T) {
+			srv := testkit.NewResponsesServer(t, testkit.Round{Text: dsmlRound}, testkit.Round{Text: textModeAnswer})
+			m := openai.NewResponses(openai.Options{APIKey: "k", BaseURL: srv.BaseURL(), Model: "m", NoStream: !stream, TextTools: true})
+			out, err := textModeEngine(t, m).Run(context.Background(), loop.Turn{Input: []llm.Item{llm.UserText("Weather in Florence, and 2+3?")}})
+			checkTextModeTurn(t, out, err)
+
+			reqs := srv.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want 2", len(reqs))
+			}
+			for i, r := range reqs {
+				var body struct {
+					Tools        json.RawMessage `json:"tools"`
+					ToolChoice   json.RawMessage `json:"tool_choice"`
+					Instructions string          `json:"instructions"`
+					Input        []map[string]any
+				}
+				if err := json.Unmarshal(r.Body, &body); err != nil {
+					t.Fatal(err)
+				}
+				if body.Tools != nil || body.ToolChoice != nil {
+					t.Errorf("request %d sends tools in text mode", i)
+				}
+				if !strings.HasPrefix(body.Instructions, "You are terse.\n\n# Tools") || !strings.Contains(body.Instructions, "### add") {
+					t.Errorf("request %d instructions %q: want the prompt, then the tools", i, body.Instructions)
+				}
+				for _, in := range body.Input {
+					if typ, _ := in["type"].(string); typ == "function_call" || typ == "function_call_output" {
+						t.Errorf("request %d has a native %s item", i, typ)
+					}
+				}
+				if i == 1 {
+					if len(body.Input) != 3 {
+						t.Fatalf("second request input %v: want user, assistant, user", body.Input)
+					}
+					if c, _ := body.Input[1]["content"].(string); !strings.HasPrefix(c, "Checking both.") || !strings.Contains(c, `invoke name="add"`) {
+						t.Errorf("assistant message %q: want the text, then the calls in DSML", c)
+					}
+					if c, _ := body.Input[2]["content"].(string); !strings.Contains(c, "<tool_result name=\"weather\">\n40 C\n</tool_result>") {
+						t.Errorf("results went back as %q", c)
+					}
+				}
+			}
+		})
+	}
+}
