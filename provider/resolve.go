@@ -199,6 +199,13 @@ func capLayers(ls []layer) []config.Capabilities {
 	return out
 }
 
+// override sets *dst to src when src is set.
+func override[T any](dst **T, src *T) {
+	if src != nil {
+		*dst = src
+	}
+}
+
 // mergeRequests combines the request settings of layers, weakest first: a
 // setting replaces the one before it, and extra and headers merge key by
 // key.
@@ -206,30 +213,14 @@ func mergeRequests(ls []layer) config.Request {
 	var r config.Request
 	for _, l := range ls {
 		q := l.req
-		if q.ThinkingBudget != nil {
-			r.ThinkingBudget = q.ThinkingBudget
-		}
-		if q.PromptCache != nil {
-			r.PromptCache = q.PromptCache
-		}
-		if q.MaxTokens != nil {
-			r.MaxTokens = q.MaxTokens
-		}
-		if q.ReasoningEffort != nil {
-			r.ReasoningEffort = q.ReasoningEffort
-		}
-		if q.ReasoningSummary != nil {
-			r.ReasoningSummary = q.ReasoningSummary
-		}
-		if q.Store != nil {
-			r.Store = q.Store
-		}
-		if q.TokenParam != nil {
-			r.TokenParam = q.TokenParam
-		}
-		if q.StreamUsage != nil {
-			r.StreamUsage = q.StreamUsage
-		}
+		override(&r.ThinkingBudget, q.ThinkingBudget)
+		override(&r.PromptCache, q.PromptCache)
+		override(&r.MaxTokens, q.MaxTokens)
+		override(&r.ReasoningEffort, q.ReasoningEffort)
+		override(&r.ReasoningSummary, q.ReasoningSummary)
+		override(&r.Store, q.Store)
+		override(&r.TokenParam, q.TokenParam)
+		override(&r.StreamUsage, q.StreamUsage)
 		r.Extra = mergeMap(r.Extra, q.Extra)
 		r.Headers = mergeMap(r.Headers, q.Headers)
 	}

@@ -31,28 +31,31 @@ func readBoth(chunks [][]byte, whole bool) (got, want chunkRun) {
 	b := newChatAssembler(ctx, "p", nil)
 	emitA := func(ev llm.Event) { got.events = append(got.events, ev) }
 	emitB := func(ev llm.Event) { want.events = append(want.events, ev) }
-	kind := func(err error) string {
-		if err == nil || err == io.EOF {
-			return ""
-		}
-		var le *llm.Error
-		if errors.As(err, &le) {
-			return fmt.Sprintf("%s %s %q", le.Kind, le.Code, le.Message)
-		}
-		return err.Error()
-	}
 	if whole {
-		got.errs = append(got.errs, kind(a.readJSON(bytes.NewReader(chunks[0]), emitA)))
-		want.errs = append(want.errs, kind(b.sdkReadJSON(bytes.NewReader(chunks[0]), emitB)))
+		got.errs = append(got.errs, errKind(a.readJSON(bytes.NewReader(chunks[0]), emitA)))
+		want.errs = append(want.errs, errKind(b.sdkReadJSON(bytes.NewReader(chunks[0]), emitB)))
 		return got, want
 	}
 	for _, c := range chunks {
-		got.errs = append(got.errs, kind(a.readBody(c, false, emitA)))
-		want.errs = append(want.errs, kind(b.sdkReadChunk(c, emitB)))
+		got.errs = append(got.errs, errKind(a.readBody(c, false, emitA)))
+		want.errs = append(want.errs, errKind(b.sdkReadChunk(c, emitB)))
 	}
 	a.finishResponse(emitA)
 	b.finishResponse(emitB)
 	return got, want
+}
+
+// errKind describes an error for comparison: its kind, code and message;
+// "" for none or the end of the stream.
+func errKind(err error) string {
+	if err == nil || err == io.EOF {
+		return ""
+	}
+	var le *llm.Error
+	if errors.As(err, &le) {
+		return fmt.Sprintf("%s %s %q", le.Kind, le.Code, le.Message)
+	}
+	return err.Error()
 }
 
 // sameRun compares two runs, with call ids the assembler made up (for calls

@@ -3,9 +3,6 @@ package openai
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"reflect"
@@ -27,19 +24,9 @@ func readEventsBoth(events [][]byte) (got, want chunkRun) {
 	a, b := newA(), newA()
 	emitA := func(ev llm.Event) { got.events = append(got.events, ev) }
 	emitB := func(ev llm.Event) { want.events = append(want.events, ev) }
-	kind := func(err error) string {
-		if err == nil || err == io.EOF {
-			return ""
-		}
-		var le *llm.Error
-		if errors.As(err, &le) {
-			return fmt.Sprintf("%s %s %q", le.Kind, le.Code, le.Message)
-		}
-		return err.Error()
-	}
 	for _, e := range events {
-		got.errs = append(got.errs, kind(a.readData(e, emitA)))
-		want.errs = append(want.errs, kind(b.sdkReadData(e, emitB)))
+		got.errs = append(got.errs, errKind(a.readData(e, emitA)))
+		want.errs = append(want.errs, errKind(b.sdkReadData(e, emitB)))
 	}
 	return got, want
 }
