@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -105,8 +107,31 @@ func printModels(w io.Writer, path string, found bool, list []provider.Info) {
 				est("reasoning_replay", string(c.ReasoningReplay)), in, out, cached)
 		}
 		tw.Flush()
+		for _, m := range p.Models {
+			if m.Request != nil {
+				fmt.Fprintf(w, "  %s: %s\n", m.Name, requestSettings(m.Request))
+			}
+		}
 	}
 	fmt.Fprintln(w, "\n~ estimated (a guess: override it in the config file).  ? unknown.")
+}
+
+// requestSettings lists the config file's request settings as key = value,
+// in key order. Header values are left out: they often hold credentials.
+func requestSettings(q *config.Request) string {
+	var fields map[string]json.RawMessage
+	b, _ := json.Marshal(q)
+	json.Unmarshal(b, &fields)
+	keys := slices.Sorted(maps.Keys(fields))
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v := string(fields[k])
+		if k == "headers" {
+			v = strings.Join(slices.Sorted(maps.Keys(q.Headers)), ", ")
+		}
+		parts = append(parts, k+" = "+v)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func protocolName(p string) string {
