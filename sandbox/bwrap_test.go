@@ -49,7 +49,7 @@ func TestDetectWorkingBwrap(t *testing.T) {
 
 func TestBwrapArgsBindWorkspaceAfterTmp(t *testing.T) {
 	args := bwrapArgs(Command{Workspace: "/tmp/ws", Dir: "/tmp/ws/sub", Args: []string{"sh", "-c", "x"},
-		Binds: []Bind{{Path: "/cache", Writable: true}, {Path: "/ro"}}}, false)
+		Binds: []Bind{{Path: "/cache", Writable: true}, {Path: "/ro"}}}, false, setup{})
 	joined := strings.Join(args, " ")
 	for _, want := range []string{"--unshare-all", "--die-with-parent", "--ro-bind /usr /usr", "--chdir /tmp/ws/sub -- sh -c x",
 		"--bind /cache /cache", "--ro-bind /ro /ro"} {
@@ -64,7 +64,7 @@ func TestBwrapArgsBindWorkspaceAfterTmp(t *testing.T) {
 
 func TestBwrapArgsReadOnlyWorkspaceKeepsLaterBindsWritable(t *testing.T) {
 	args := bwrapArgs(Command{Workspace: "/tmp/ws", Args: []string{"true"},
-		Binds: []Bind{{Path: "/tmp/code", Writable: true}}}, true)
+		Binds: []Bind{{Path: "/tmp/code", Writable: true}}}, true, setup{})
 	joined := strings.Join(args, " ")
 	if strings.Contains(joined, "--bind /tmp/ws ") {
 		t.Errorf("the workspace is bound writable in read-only mode: %s", joined)

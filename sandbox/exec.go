@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -48,8 +50,12 @@ type Command struct {
 	// Writes are never concurrent. Nil discards them.
 	Output io.Writer
 	// Timeout kills the command after this long; zero means only when ctx
-	// ends.
+	// ends. It is also the CPU time limit, unless Limits.CPU is set.
 	Timeout time.Duration
+	// Deny is the deny list of the workspace (Workspace.Deny): inside
+	// bubblewrap the paths it covers are masked. Nil means
+	// DefaultDenyList. Without bubblewrap nothing is masked.
+	Deny *DenyList
 }
 
 // Result is how a command ended.
@@ -60,6 +66,11 @@ type Result struct {
 	TimedOut bool
 	// Canceled reports the command was killed because ctx ended.
 	Canceled bool
+	// Limit names the limit that ended the command, when its exit status
+	// shows one (SIGXCPU, SIGXFSZ), such as "SIGXCPU: the CPU time limit
+	// (30 s per process) was reached"; "" otherwise. Memory is never named
+	// here: a failed allocation is the program's to report.
+	Limit    string
 	Duration time.Duration
 }
 
@@ -74,25 +85,56 @@ const pipeGrace = 2 * time.Second
 type Runner struct {
 	report Report
 	mode   Mode
+	limits Limits
+	// cred runs bwrap as another user; tests use it to see the process
+	// limit bind when they run as root.
+	cred *syscall.Credential
 }
 
 // NewRunner returns a runner in workspace-write mode using the isolation r
-// found. Use Detect for the isolation of this machine.
-func NewRunner(r Report) *Runner { return &Runner{report: r, mode: ModeWorkspaceWrite} }
+// found, with the default limits. Use Detect for the isolation of this
+// machine.
+func NewRunner(r Report) *Runner { return NewRunnerOptions(r, ModeWorkspaceWrite, Options{}) }
 
 // NewModeRunner returns a runner in mode m on a machine where Detect found
-// r. In full-access mode commands run on the host whatever r found. In
-// read-only mode they need bubblewrap: without it Run refuses them rather
-// than let them write the workspace.
-func NewModeRunner(r Report, m Mode) *Runner {
+// r, with the default limits. In full-access mode commands run on the host
+// whatever r found. In read-only mode they need bubblewrap: without it Run
+// refuses them rather than let them write the workspace.
+func NewModeRunner(r Report, m Mode) *Runner { return NewRunnerOptions(r, m, Options{}) }
+
+// NewRunnerOptions is NewModeRunner with o.Limits instead of the default
+// limits. The limits apply when r.Prlimit is set, in every mode; the
+// process limit only inside bubblewrap (see Limits.Procs).
+func NewRunnerOptions(r Report, m Mode, o Options) *Runner {
 	switch m {
 	case "":
 		m = ModeWorkspaceWrite
 	case ModeFullAccess:
 		r = Report{Isolation: IsolationNone, Bwrap: r.Bwrap,
-			Reason: "the full-access sandbox mode was chosen: commands run on the host, with the network"}
+			Reason:  "the full-access sandbox mode was chosen: commands run on the host, with the network",
+			Prlimit: r.Prlimit, LimitsReason: r.LimitsReason}
+		if r.Prlimit != "" {
+			r.LimitsReason = limitsHost
+		}
 	}
-	return &Runner{report: r, mode: m}
+	return &Runner{report: r, mode: m, limits: o.Limits.withDefaults()}
+}
+
+// Limits returns the limits the runner's commands run under, defaults
+// filled in, and whether they apply at all (Report.Prlimit is set).
+// Limits.Procs applies only when ProcLimits says so.
+func (r *Runner) Limits() (Limits, bool) { return r.limits, r.report.Prlimit != "" }
+
+// ProcLimit reports whether Limits.Procs binds for the runner's commands.
+func (r *Runner) ProcLimit() bool { return r.report.Isolated() && r.report.ProcLimit }
+
+// DescribeLimits says in a sentence what the runner's commands may use,
+// or that they are not limited and why.
+func (r *Runner) DescribeLimits() string {
+	if r.report.Prlimit == "" {
+		return "Commands run without limits on memory or CPU time beyond the timeout."
+	}
+	return "Limits: " + r.limits.describe(r.ProcLimit()) + "."
 }
 
 // Report returns the isolation the runner uses.
@@ -119,15 +161,43 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		// Fail closed: a plain subprocess could write the workspace.
 		return Result{}, fmt.Errorf("sandbox: %w: the read-only sandbox mode needs bubblewrap to keep the workspace read-only, and there is none (%s)", ErrStart, r.report.Reason)
 	}
+	var prefix []string
+	if r.report.Prlimit != "" {
+		prefix = prlimitArgs(r.report.Prlimit, r.limits.resources(c.Timeout, r.ProcLimit()))
+	}
 	var cmd *exec.Cmd
 	if r.report.Isolated() {
-		cmd = exec.Command(r.report.Bwrap, bwrapArgs(c, readOnly)...)
-	} else {
-		cmd = exec.Command(c.Args[0], c.Args[1:]...)
-		cmd.Dir = c.Dir
-		if cmd.Dir == "" {
-			cmd.Dir = c.Workspace
+		s := setup{prefix: prefix}
+		deny := c.Deny
+		if deny == nil {
+			deny = DefaultDenyList()
 		}
+		var err error
+		if s.masks, err = deny.masks(c.Workspace, readOnly); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
+		}
+		if slices.ContainsFunc(s.masks, func(m mask) bool { return !m.writeOnly }) {
+			if s.hidden, err = makeHidden(); err != nil {
+				return Result{}, fmt.Errorf("sandbox: %w: masking the deny list: %w", ErrStart, err)
+			}
+			defer os.RemoveAll(s.hidden)
+		}
+		cmd = exec.Command(r.report.Bwrap, bwrapArgs(c, readOnly, s)...)
+	} else {
+		dir := c.Dir
+		if dir == "" {
+			dir = c.Workspace
+		}
+		if prefix != nil {
+			// prlimit would start the program itself; a missing one is
+			// still refused here, as exec.Cmd does.
+			if err := findProgram(c.Args[0], dir); err != nil {
+				return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
+			}
+		}
+		args := append(slices.Clone(prefix), c.Args...)
+		cmd = exec.Command(args[0], args[1:]...)
+		cmd.Dir = dir
 	}
 	cmd.Env = append(ScrubEnv(os.Environ()), c.Env...)
 	cmd.Stdin = c.Stdin
@@ -137,7 +207,7 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 	}
 	// One writer for both: os/exec then never calls Write concurrently.
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: r.cred}
 	cmd.WaitDelay = pipeGrace
 
 	start := time.Now()
@@ -191,12 +261,34 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		} else {
 			res.TimedOut = true
 		}
+	} else if prefix != nil {
+		res.Limit = limitHit(cmd.ProcessState, r.limits, c.Timeout)
 	}
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
 		return res, fmt.Errorf("sandbox: waiting for %s: %w", c.Args[0], werr)
 	}
 	return res, nil
+}
+
+// findProgram returns an error when program cannot be run: looked up on
+// PATH, or relative to dir when it names a path.
+func findProgram(program, dir string) error {
+	if !strings.Contains(program, "/") {
+		_, err := exec.LookPath(program)
+		return err
+	}
+	if !filepath.IsAbs(program) {
+		program = filepath.Join(dir, program)
+	}
+	fi, err := os.Stat(program)
+	switch {
+	case err != nil:
+		return err
+	case fi.IsDir() || fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("%s is not an executable file", program)
+	}
+	return nil
 }
 
 // waitExited blocks until the process pid has exited, without reaping it.

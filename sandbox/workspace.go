@@ -20,15 +20,31 @@ import (
 // path is accepted when it names something inside the workspace. Paths in
 // results and errors are relative, slash-separated, and never show where
 // the workspace lives on the host. A Workspace is safe for concurrent use.
+//
+// A workspace has a deny list (DenyRules): its methods refuse to read
+// what it denies reading, or write what it denies writing, with a
+// *DeniedError, also when a link leads there; walks leave denied paths
+// out. Stat, Lstat and Readlink are not refused: a denied path may be
+// seen, not opened.
 type Workspace struct {
 	root *os.Root
 	// dirs are the absolute forms of the root accepted in absolute paths:
 	// as given and with links resolved.
 	dirs []string
+	deny *DenyList
 }
 
-// Open returns the workspace rooted at dir, which must be a directory.
-func Open(dir string) (*Workspace, error) {
+// Open returns the workspace rooted at dir, which must be a directory,
+// with the default deny list.
+func Open(dir string) (*Workspace, error) { return OpenOptions(dir, Options{}) }
+
+// OpenOptions returns the workspace rooted at dir, which must be a
+// directory, with the default deny list changed by o.Deny.
+func OpenOptions(dir string, o Options) (*Workspace, error) {
+	deny, err := NewDenyList(o.Deny)
+	if err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: workspace %s: %w", dir, err)
@@ -45,7 +61,86 @@ func Open(dir string) (*Workspace, error) {
 	if abs != resolved {
 		dirs = append(dirs, abs)
 	}
-	return &Workspace{root: root, dirs: dirs}, nil
+	return &Workspace{root: root, dirs: dirs, deny: deny}, nil
+}
+
+// Deny returns the workspace's deny list, for commands run in it
+// (Command.Deny).
+func (w *Workspace) Deny() *DenyList { return w.deny }
+
+// Check returns the error the workspace's methods give for name, before
+// opening it, when reading it (write false) or writing it is refused: an
+// *EscapeError when it leads outside the workspace by its text, or a
+// *DeniedError when the deny list covers it or the path its links lead
+// to. Programs that read the workspace without its methods (ripgrep) use
+// it to leave denied files out.
+func (w *Workspace) Check(name string, write bool) error {
+	rel, err := w.Rel(name)
+	if err != nil {
+		return err
+	}
+	return w.check(name, rel, write)
+}
+
+func (w *Workspace) check(name, rel string, write bool) error {
+	if w.deny.Empty() {
+		return nil
+	}
+	if err := w.deny.Check(name, rel, write); err != nil {
+		return err
+	}
+	if real := w.resolve(rel); real != rel {
+		return w.deny.Check(name, real, write)
+	}
+	return nil
+}
+
+// maxLinks bounds the links resolve follows, as the kernel's 40.
+const maxLinks = 40
+
+// resolve returns rel with the links in it followed, as far as they lead
+// inside the workspace and exist; the rest is kept as written. The deny
+// list is checked against it, so a link to a denied file is denied too.
+func (w *Workspace) resolve(rel string) string {
+	if rel == "." {
+		return rel
+	}
+	parts := strings.Split(rel, "/")
+	done := ""
+	for i, hops := 0, 0; i < len(parts); i++ {
+		next := path.Join(done, parts[i])
+		fi, err := w.root.Lstat(next)
+		if err != nil {
+			return path.Join(append([]string{next}, parts[i+1:]...)...)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done = next
+			continue
+		}
+		target, err := w.root.Readlink(next)
+		if hops++; err != nil || hops > maxLinks {
+			return rel
+		}
+		var t string
+		if filepath.IsAbs(target) {
+			r, ok := w.under(filepath.Clean(target))
+			if !ok {
+				return rel // outside: os.Root refuses it
+			}
+			t = filepath.ToSlash(r)
+		} else {
+			t = path.Join(path.Dir(next), filepath.ToSlash(target))
+		}
+		if !filepath.IsLocal(filepath.FromSlash(t)) && t != "." {
+			return rel
+		}
+		parts = append(strings.Split(t, "/"), parts[i+1:]...)
+		done, i = "", -1
+	}
+	if done == "" {
+		return "."
+	}
+	return done
 }
 
 // Close releases the workspace's directory handle.
@@ -95,6 +190,9 @@ func (w *Workspace) under(abs string) (string, bool) {
 func (w *Workspace) Open(name string) (*os.File, error) {
 	rel, err := w.Rel(name)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.check(name, rel, false); err != nil {
 		return nil, err
 	}
 	f, err := w.root.Open(rel)
@@ -154,6 +252,9 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := w.check(name, rel, false); err != nil {
+		return nil, err
+	}
 	b, err := w.root.ReadFile(rel)
 	return b, mapErr(name, err)
 }
@@ -164,6 +265,9 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 func (w *Workspace) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	rel, err := w.Rel(name)
 	if err != nil {
+		return err
+	}
+	if err := w.check(name, rel, true); err != nil {
 		return err
 	}
 	if dir := path.Dir(rel); dir != "." {
@@ -180,22 +284,72 @@ func (w *Workspace) MkdirAll(name string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
+	if err := w.check(name, rel, true); err != nil {
+		return err
+	}
 	return mapErr(name, w.root.MkdirAll(rel, perm))
 }
 
 // FS returns the workspace as a file system (for io/fs functions and glob
 // libraries). Its paths are the relative slash paths of fs.ValidPath; it
-// refuses links out like the methods do.
-func (w *Workspace) FS() fs.FS { return w.root.FS() }
+// refuses links out like the methods do, and opening what the deny list
+// denies reading.
+func (w *Workspace) FS() fs.FS {
+	if w.deny.Empty() {
+		return w.root.FS()
+	}
+	return denyFS{w: w, fsys: w.root.FS()}
+}
+
+// denyFS is os.Root's file system with the deny list checked on opening.
+type denyFS struct {
+	w    *Workspace
+	fsys fs.FS
+}
+
+func (d denyFS) check(op, name string) error {
+	if !fs.ValidPath(name) {
+		return &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	return d.w.check(name, name, false)
+}
+
+func (d denyFS) Open(name string) (fs.File, error) {
+	if err := d.check("open", name); err != nil {
+		return nil, err
+	}
+	return d.fsys.Open(name)
+}
+
+func (d denyFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if err := d.check("readdir", name); err != nil {
+		return nil, err
+	}
+	return fs.ReadDir(d.fsys, name)
+}
+
+func (d denyFS) ReadFile(name string) ([]byte, error) {
+	if err := d.check("readfile", name); err != nil {
+		return nil, err
+	}
+	return fs.ReadFile(d.fsys, name)
+}
+
+// Stat is not refused, as Workspace.Stat is not.
+func (d denyFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(d.fsys, name) }
 
 // Walk calls fn for the named file or directory and everything under it,
 // in lexical order, as fs.WalkDir does: paths are relative to the workspace
 // root, and links under name are reported, not followed. Name itself may be
-// a link to a directory inside the workspace. Walk stops with ctx's error
-// once ctx is done.
+// a link to a directory inside the workspace. Paths the deny list denies
+// reading are left out, and their directories not entered; name itself
+// being denied is an error. Walk stops with ctx's error once ctx is done.
 func (w *Workspace) Walk(ctx context.Context, name string, fn fs.WalkDirFunc) error {
 	rel, err := w.Rel(name)
 	if err != nil {
+		return err
+	}
+	if err := w.check(name, rel, false); err != nil {
 		return err
 	}
 	fi, err := w.root.Stat(rel)
@@ -216,11 +370,24 @@ func (w *Workspace) Walk(ctx context.Context, name string, fn fs.WalkDirFunc) er
 		return mapErr(name, err)
 	}
 	defer sub.Close()
+	// Name may go through links; the deny list is checked on the paths
+	// below it both as named and as they are.
+	real := w.resolve(rel)
 	err = fs.WalkDir(sub.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		p = path.Join(rel, p)
+		sp := p
+		p = path.Join(rel, sp)
+		// Directories above p were checked on the way down.
+		if w.deny.deniesRead(p) || (real != rel && w.deny.deniesRead(path.Join(real, sp))) {
+			// Left out, and not entered: the walk does not follow links,
+			// so p is the path itself.
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
 		return fn(p, d, mapErr(p, err))
 	})
 	return mapErr(name, err)

@@ -1,0 +1,356 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// The default deny list. Reading these would hand secrets to the model;
+// writing the .git ones would run code outside the sandbox the next time
+// the user runs git (a hook, or core.fsmonitor and core.hooksPath in the
+// config).
+var (
+	defaultDenyRead = []string{
+		".env*", "*.pem", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+		".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials",
+	}
+	defaultDenyWrite = []string{"**/.git/hooks", "**/.git/config"}
+)
+
+// DenyRules adjust the deny list: the workspace paths that the file tools
+// refuse and that commands in bubblewrap cannot use, even in
+// workspace-write mode.
+//
+// Patterns are doublestar globs ("*", "?", "[a-z]", "{a,b}", and "**" for
+// any number of directories) matched against paths relative to the
+// workspace root, as .gitignore does: a pattern without a slash matches a
+// file or directory of that name at any depth (".env*", "*.pem"); one with
+// a slash matches from the root ("config/secrets.yaml", "**/.git/hooks").
+// A pattern that matches a directory denies everything under it.
+type DenyRules struct {
+	// Read are added to the paths neither read nor written, after the
+	// defaults: .env*, *.pem, id_rsa*, id_dsa*, id_ecdsa*, id_ed25519*,
+	// .ssh, .aws, .gnupg, .netrc and .git-credentials. Commands see a
+	// file or directory there that they cannot open.
+	Read []string
+	// Write are added to the paths that may be read but not written,
+	// after the defaults: **/.git/hooks and **/.git/config.
+	Write []string
+	// Allow are paths exempt from the rules, defaults included: a path is
+	// denied only when it (or a directory above it) matches a rule and
+	// that path does not match Allow. Listing a default pattern here
+	// removes it; "**/.env.example" lets that file be read.
+	Allow []string
+}
+
+// DefaultDenyRules returns the rules of the default deny list.
+func DefaultDenyRules() DenyRules {
+	return DenyRules{Read: slices.Clone(defaultDenyRead), Write: slices.Clone(defaultDenyWrite)}
+}
+
+// DenyList is a compiled deny list. The zero value denies nothing.
+type DenyList struct {
+	read, write, allow []rule
+}
+
+// rule is one pattern of a deny list.
+type rule struct {
+	pattern string // as given
+	glob    string // matched against the path, or its last element when base
+	base    bool
+	// A walk matches every path of the workspace against every rule, so
+	// the common shapes are matched without doublestar: kind says how,
+	// with lit the literal part. last, when not "", is the literal last
+	// element a path must end with before glob is tried.
+	kind matchKind
+	lit  string
+	last string
+}
+
+type matchKind int
+
+const (
+	matchGlob   matchKind = iota
+	matchExact            // lit
+	matchPrefix           // lit*
+	matchSuffix           // *lit
+)
+
+const globMeta = "*?[{\\"
+
+func newRule(pattern, glob string) rule {
+	r := rule{pattern: pattern, glob: glob, base: !strings.Contains(glob, "/")}
+	elem := glob
+	if i := strings.LastIndexByte(glob, '/'); i >= 0 {
+		elem = glob[i+1:]
+	}
+	switch {
+	case !r.base:
+		if !strings.ContainsAny(elem, globMeta) {
+			r.last = elem
+		}
+	case !strings.ContainsAny(glob, globMeta):
+		r.kind, r.lit = matchExact, glob
+	case strings.HasSuffix(glob, "*") && !strings.ContainsAny(glob[:len(glob)-1], globMeta):
+		r.kind, r.lit = matchPrefix, glob[:len(glob)-1]
+	case strings.HasPrefix(glob, "*") && !strings.ContainsAny(glob[1:], globMeta):
+		r.kind, r.lit = matchSuffix, glob[1:]
+	}
+	return r
+}
+
+func (r rule) match(p string) bool {
+	name := p
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		name = p[i+1:]
+	}
+	switch r.kind {
+	case matchExact:
+		return name == r.lit
+	case matchPrefix:
+		return strings.HasPrefix(name, r.lit)
+	case matchSuffix:
+		return strings.HasSuffix(name, r.lit)
+	}
+	if r.last != "" && name != r.last {
+		return false
+	}
+	if r.base {
+		p = name
+	}
+	ok, _ := doublestar.Match(r.glob, p)
+	return ok
+}
+
+// NewDenyList compiles the default deny list with rules' changes.
+func NewDenyList(rules DenyRules) (*DenyList, error) {
+	d := &DenyList{}
+	var err error
+	if d.read, err = compile(append(slices.Clone(defaultDenyRead), rules.Read...)); err != nil {
+		return nil, err
+	}
+	if d.write, err = compile(append(slices.Clone(defaultDenyWrite), rules.Write...)); err != nil {
+		return nil, err
+	}
+	if d.allow, err = compile(rules.Allow); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// defaultDeny is the default deny list, compiled once.
+var defaultDeny = func() *DenyList {
+	d, err := NewDenyList(DenyRules{})
+	if err != nil {
+		panic("sandbox: the default deny list: " + err.Error())
+	}
+	return d
+}()
+
+// DefaultDenyList returns the default deny list.
+func DefaultDenyList() *DenyList { return defaultDeny }
+
+func compile(patterns []string) ([]rule, error) {
+	var rules []rule
+	seen := map[string]bool{}
+	for _, p := range patterns {
+		glob := strings.TrimPrefix(strings.TrimSuffix(strings.TrimSpace(p), "/"), "/")
+		if glob == "" || slices.Contains(strings.Split(glob, "/"), "..") || !doublestar.ValidatePattern(glob) {
+			return nil, fmt.Errorf("sandbox: deny list pattern %q: want a glob relative to the workspace root, such as \".env*\" or \"config/*.key\"", p)
+		}
+		if seen[glob] {
+			continue
+		}
+		seen[glob] = true
+		rules = append(rules, newRule(p, glob))
+	}
+	return rules, nil
+}
+
+// Patterns returns the patterns the list denies: those neither read nor
+// written, and those only not written. Allowed paths are left out.
+func (d *DenyList) Patterns() (read, write []string) {
+	for _, r := range d.read {
+		read = append(read, r.pattern)
+	}
+	for _, r := range d.write {
+		write = append(write, r.pattern)
+	}
+	return read, write
+}
+
+// Empty reports whether the list denies nothing.
+func (d *DenyList) Empty() bool { return d == nil || len(d.read)+len(d.write) == 0 }
+
+// first returns the first rule of rules p matches, unless p is allowed.
+func (d *DenyList) first(rules []rule, p string) (rule, bool) {
+	for _, r := range rules {
+		if r.match(p) {
+			for _, a := range d.allow {
+				if a.match(p) {
+					return rule{}, false
+				}
+			}
+			return r, true
+		}
+	}
+	return rule{}, false
+}
+
+// deniesRead reports whether p itself, not the directories above it, is
+// denied reading.
+func (d *DenyList) deniesRead(p string) bool {
+	if d.Empty() {
+		return false
+	}
+	_, ok := d.first(d.read, p)
+	return ok
+}
+
+// Check returns a *DeniedError when the list denies reading (write false)
+// or writing rel, a clean slash path relative to the workspace root: when
+// rel or a directory above it matches a rule and is not allowed. name is
+// the path as the caller gave it, for the error.
+func (d *DenyList) Check(name, rel string, write bool) error {
+	if d.Empty() || rel == "." || rel == "" {
+		return nil
+	}
+	p := ""
+	for elem := range strings.SplitSeq(rel, "/") {
+		if p == "" {
+			p = elem
+		} else {
+			p += "/" + elem
+		}
+		if r, ok := d.first(d.read, p); ok {
+			return &DeniedError{Path: name, Match: p, Rule: r.pattern}
+		}
+		if write {
+			if r, ok := d.first(d.write, p); ok {
+				return &DeniedError{Path: name, Match: p, Rule: r.pattern, WriteOnly: true}
+			}
+		}
+	}
+	return nil
+}
+
+// ErrDenied is matched by errors.Is for every path refused because the
+// deny list covers it.
+var ErrDenied = errors.New("path is on the sandbox's deny list")
+
+// DeniedError reports a path the deny list covers.
+type DeniedError struct {
+	// Path is the path as the caller gave it.
+	Path string
+	// Match is the path, relative to the workspace root, that the rule
+	// matched: Path itself or a directory above it.
+	Match string
+	// Rule is the pattern that matched.
+	Rule string
+	// WriteOnly reports the rule denies writing only; reading is allowed.
+	WriteOnly bool
+}
+
+func (e *DeniedError) Error() string {
+	where := ""
+	if e.Match != "" && e.Match != strings.TrimPrefix(path.Clean(filepath.ToSlash(e.Path)), "./") {
+		where = fmt.Sprintf(", which matches %q", e.Match)
+	}
+	if e.WriteOnly {
+		return fmt.Sprintf("%q may not be written: it is on the sandbox's deny list (rule %q%s), since what is written there runs outside the sandbox; it can still be read. Leave it unchanged, or ask the user to change it", e.Path, e.Rule, where)
+	}
+	return fmt.Sprintf("%q is on the sandbox's deny list (rule %q%s): it may hold secrets, so it is neither read nor written. Work without it, or ask the user for what you need from it", e.Path, e.Rule, where)
+}
+
+// Is makes errors.Is(err, ErrDenied) true.
+func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+
+// maxMasks bounds how many denied paths a command's sandbox masks: each is
+// a mount.
+const maxMasks = 4096
+
+// mask is a workspace path a command's sandbox covers.
+type mask struct {
+	path string // absolute, on the host
+	dir  bool
+	// writeOnly: bound read-only over itself; otherwise covered by an
+	// empty file or directory that cannot be opened.
+	writeOnly bool
+}
+
+// masks walks the workspace at root and returns what the deny list covers
+// there, parents before children; with readOnly the workspace is read-only
+// anyway and write rules are skipped. Only paths that exist are found:
+// something a command creates is not covered. A link the list covers is
+// followed to what it names inside the workspace, which is covered
+// instead; one leading out of the workspace is left (the sandbox shows
+// nothing there but the read-only system).
+func (d *DenyList) masks(root string, readOnly bool) ([]mask, error) {
+	if d.Empty() {
+		return nil, nil
+	}
+	var out []mask
+	seen := map[string]bool{}
+	add := func(m mask) error {
+		if seen[m.path] {
+			return nil
+		}
+		if len(out) == maxMasks {
+			return fmt.Errorf("more than %d paths in the workspace are on the sandbox's deny list; allow some (sandbox allow) or move them out of the workspace", maxMasks)
+		}
+		seen[m.path] = true
+		out = append(out, m)
+		return nil
+	}
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			// What rein cannot read, the sandbox cannot either.
+			if e != nil && e.IsDir() && p != root {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if p == root {
+			return nil
+		}
+		rel := filepath.ToSlash(p[len(root)+1:])
+		_, denyRead := d.first(d.read, rel)
+		denyWrite := false
+		if !denyRead && !readOnly {
+			_, denyWrite = d.first(d.write, rel)
+		}
+		if !denyRead && !denyWrite {
+			return nil
+		}
+		target, dir := p, e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			resolved, err := filepath.EvalSymlinks(p)
+			if err != nil || (resolved != root && !strings.HasPrefix(resolved, root+string(filepath.Separator))) {
+				return nil
+			}
+			fi, err := os.Stat(resolved)
+			if err != nil {
+				return nil
+			}
+			target, dir = resolved, fi.IsDir()
+		}
+		if err := add(mask{path: target, dir: dir, writeOnly: denyWrite}); err != nil {
+			return err
+		}
+		if denyRead && e.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	// Mount order: a directory before what is inside it.
+	slices.SortStableFunc(out, func(a, b mask) int { return strings.Compare(a.path, b.path) })
+	return out, err
+}
