@@ -3,6 +3,7 @@ package loop_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -25,9 +26,11 @@ var noopTool = &fakeTool{spec: tool.Spec{Name: "noop", Access: tool.ReadOnly}, r
 // to 1,000 rounds: never copy or re-walk the whole history per round).
 //
 // A turn has at most 50 exploration rounds, so each iteration runs a
-// 50-round turn and a 1-round turn on the same history: ns/round is the
-// marginal cost of a round ((t50 − t1) / 49), setup/turn what a turn costs
-// before its first round (copying the thread's context once).
+// 50-round turn and a 2-round turn (one call, then the answer) on the same
+// history: ns/round is the marginal cost of a round ((t50 − t2) / 48), what
+// a turn costs besides its rounds (copying the thread's context, the
+// thread's call ids, built at a turn's first call) being the same in both.
+// BenchmarkTurnStart measures that part.
 func BenchmarkRound(b *testing.B) {
 	const perTurn = 50
 	for _, history := range []int{100, 1000} {
@@ -44,7 +47,7 @@ func BenchmarkRound(b *testing.B) {
 			long.Repeat = perTurn - 1
 			scripts := []scripted.Script{
 				{Rounds: []scripted.Round{long, {Text: "done"}}},
-				{Rounds: []scripted.Round{{Text: "done"}}},
+				{Rounds: []scripted.Round{round, {Text: "done"}}},
 			}
 			run := func(s scripted.Script, want int) time.Duration {
 				b.StopTimer()
@@ -63,15 +66,15 @@ func BenchmarkRound(b *testing.B) {
 				return d
 			}
 			b.ReportAllocs()
-			var t50, t1 time.Duration
+			var t50, t2 time.Duration
 			n := 0
 			for b.Loop() {
 				t50 += run(scripts[0], perTurn)
-				t1 += run(scripts[1], 1)
+				t2 += run(scripts[1], 2)
 				n++
 			}
-			b.ReportMetric(float64((t50-t1).Nanoseconds())/float64(n*(perTurn-1)), "ns/round")
-			b.ReportMetric(float64(t1.Nanoseconds())/float64(n), "ns-setup+1round/turn")
+			b.ReportMetric(float64((t50-t2).Nanoseconds())/float64(n*(perTurn-2)), "ns/round")
+			b.ReportMetric(float64(t2.Nanoseconds())/float64(n), "ns/2-round-turn")
 		})
 	}
 }
@@ -160,3 +163,96 @@ func BenchmarkEarlyStart(b *testing.B) {
 type eventFunc func(event.Event)
 
 func (f eventFunc) Handle(e event.Event) { f(e) }
+
+// turnModel is a model without state, so one engine runs any number of
+// turns: it answers at once, or (call) first calls noop with the id
+// "call_0" every time, as servers that number calls per response do, and
+// answers once the call's result is in.
+type turnModel struct{ call bool }
+
+var (
+	answerResponse = llm.Response{Parts: []llm.Part{{Kind: llm.PartText, Text: "done"}}, Finish: llm.FinishStop}
+	call0          = llm.Call{ID: "call_0", Name: "noop", Args: "{}"}
+	callResponse   = llm.Response{Parts: []llm.Part{{Kind: llm.PartCall, Call: &call0}}, Finish: llm.FinishToolCalls}
+)
+
+func (m turnModel) Stream(_ context.Context, req *llm.Request) (llm.Stream, error) {
+	if m.call && req.Items[len(req.Items)-1].Role != llm.RoleTool {
+		return &turnStream{evs: []llm.Event{
+			{Kind: llm.EventCallDone, Call: &call0},
+			{Kind: llm.EventDone, Response: &callResponse},
+		}}, nil
+	}
+	return &turnStream{evs: []llm.Event{
+		{Kind: llm.EventText, Delta: "done"},
+		{Kind: llm.EventDone, Response: &answerResponse},
+	}}, nil
+}
+
+type turnStream struct{ evs []llm.Event }
+
+func (s *turnStream) Recv() (llm.Event, error) {
+	if len(s.evs) == 0 {
+		return llm.Event{}, io.EOF
+	}
+	ev := s.evs[0]
+	s.evs = s.evs[1:]
+	return ev, nil
+}
+
+func (s *turnStream) Close() error { return nil }
+
+// roundsHistory is a thread of n rounds of one no-op call each.
+func roundsHistory(n int) []llm.Item {
+	h := make([]llm.Item, 0, 1+2*n)
+	h = append(h, llm.UserText("start"))
+	for i := range n {
+		id := fmt.Sprintf("old_%d", i)
+		h = append(h, llm.Item{ID: fmt.Sprintf("t0.%d", 2*i+1), Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartCall, Call: &llm.Call{ID: id, Name: "noop", Args: "{}"}}}})
+		it := llm.ToolResult(llm.Result{CallID: id, Name: "noop", Content: "ok", Status: llm.ResultOK})
+		it.ID = fmt.Sprintf("t0.%d", 2*i+2)
+		h = append(h, it)
+	}
+	return h
+}
+
+// BenchmarkTurnStart measures a short turn on a thread that already holds
+// `history` rounds of one call each: a 1-round turn (answer), or a 2-round
+// one whose model calls noop with the id call_0 every turn (call), which
+// needs the thread's call ids. "copied": every turn is given the same
+// History and no Carry, so it copies the thread's context; "carried": the
+// thread goes on turn after turn, each given the previous turn's Carry (the
+// thread grows by every turn's items). What a turn costs must not grow
+// with the thread when carried.
+func BenchmarkTurnStart(b *testing.B) {
+	for _, history := range []int{0, 1000} {
+		for _, mode := range []string{"copied", "carried"} {
+			for _, model := range []string{"answer", "call"} {
+				b.Run(fmt.Sprintf("history=%d/%s/%s", history, mode, model), func(b *testing.B) {
+					h := roundsHistory(history)
+					e, err := loop.New(loop.Options{Model: turnModel{call: model == "call"}, Tools: tool.NewSet(noopTool), LoopThreshold: -1})
+					if err != nil {
+						b.Fatal(err)
+					}
+					want := 1
+					if model == "call" {
+						want = 2
+					}
+					input := []llm.Item{llm.UserText("go")}
+					ctx := context.Background()
+					var carry *loop.Carry
+					b.ReportAllocs()
+					for b.Loop() {
+						out, err := e.Run(ctx, loop.Turn{History: h, Input: input, Carry: carry})
+						if err != nil || out.Rounds != want {
+							b.Fatalf("rounds %d err %v", out.Rounds, err)
+						}
+						if mode == "carried" {
+							h, carry = append(h, out.Items...), out.Carry
+						}
+					}
+				})
+			}
+		}
+	}
+}

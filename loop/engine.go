@@ -64,6 +64,10 @@ type Turn struct {
 	Input []llm.Item
 	// Approved are the tools the user approved for the whole thread.
 	Approved []string
+	// Carry is what the thread's previous turn left (its Outcome.Carry),
+	// or nil. When it stands for History, the turn starts from it in
+	// O(its own items) instead of copying History's context.
+	Carry *Carry
 }
 
 // Run runs a turn until it completes, pauses, is interrupted (ctx
@@ -84,8 +88,7 @@ func (e *Engine) Run(ctx context.Context, t Turn) (*Outcome, error) {
 		id = NewID("turn")
 	}
 	st := &State{Version: stateVersion, ThreadID: t.ThreadID, TurnID: id, Approved: t.Approved}
-	st.History = contextOf(t.History)
-	st.TurnStart = len(st.History)
+	e.begin(st, t)
 	r := e.newRun(ctx, st)
 	r.emit(event.Event{Type: event.TurnStarted})
 	for _, it := range t.Input {
@@ -94,29 +97,6 @@ func (e *Engine) Run(ctx context.Context, t Turn) (*Outcome, error) {
 		}
 	}
 	return r.loop()
-}
-
-// contextOf returns the history to send for a new turn: everything from the
-// latest compaction on except earlier turns' directives, in a slice the
-// engine owns.
-func contextOf(h []llm.Item) []llm.Item {
-	from := 0
-	for i := len(h) - 1; i >= 0; i-- {
-		if h[i].Origin == OriginCompaction {
-			from = i
-			break
-		}
-	}
-	// Room for a long turn (two items a round), so rounds append without
-	// copying the thread's history again.
-	out := make([]llm.Item, 0, len(h)-from+128)
-	for i := from; i < len(h); i++ {
-		if h[i].Origin == llm.OriginDirective {
-			continue
-		}
-		out = append(out, h[i])
-	}
-	return out
 }
 
 // run is one turn in progress.
@@ -129,10 +109,9 @@ type run struct {
 	began time.Time
 	req   llm.Request
 	specs []llm.ToolSpec
-	specV uint64              // the tool set's version specs were built from
-	seen  map[string]struct{} // call ids of the thread
-	guard Guard               // the context window guard, or nil
-	edits []int               // items replaced since the guard's last Fit
+	specV uint64 // the tool set's version specs were built from
+	guard Guard  // the context window guard, or nil
+	edits []int  // items replaced since the guard's last Fit
 	// compacted: the provider refused the request as too long and the
 	// history was compacted for a retry; cleared when a round gets through.
 	compacted bool
@@ -151,19 +130,6 @@ func (e *Engine) newRun(ctx context.Context, st *State) *run {
 	}
 	r.specV = e.o.Tools.Version()
 	r.specs = e.o.Tools.Specs()
-	// Sized for the thread's calls at once: growing a map of a long
-	// thread's ids step by step costs more than the turn's first rounds.
-	r.seen = make(map[string]struct{}, len(st.History)/2+16)
-	for i := range st.History {
-		if st.History[i].Role != llm.RoleAssistant {
-			continue
-		}
-		for _, p := range st.History[i].Parts {
-			if p.Kind == llm.PartCall && p.Call != nil {
-				r.seen[p.Call.ID] = struct{}{}
-			}
-		}
-	}
 	return r
 }
 
@@ -325,6 +291,10 @@ func (r *run) outcome(s Status, reason StopReason) *Outcome {
 	st := r.st
 	st.Elapsed += r.o.Now().Sub(r.began)
 	r.began = r.o.Now()
+	var c *Carry
+	if s != StatusPaused {
+		c = r.handOn()
+	}
 	return &Outcome{
 		ThreadID:         st.ThreadID,
 		TurnID:           st.TurnID,
@@ -337,6 +307,7 @@ func (r *run) outcome(s Status, reason StopReason) *Outcome {
 		Cost:             st.Cost,
 		Items:            st.TurnItems(),
 		Approved:         st.Approved,
+		Carry:            c,
 	}
 }
 

@@ -63,6 +63,11 @@ type Outcome struct {
 	Approved []string `json:"approved,omitempty"`
 	// Items are the items this turn added to the history, in order.
 	Items []llm.Item `json:"-"`
+	// Carry is what this turn leaves for the thread's next one: pass it in
+	// that Turn (with History extended by Items) and the turn starts
+	// without copying the history. Nil for a paused turn (its State goes
+	// on) and for a resumed State read back from JSON.
+	Carry *Carry `json:"-"`
 	// Err is the error of a failed turn.
 	Err error `json:"-"`
 }

@@ -267,13 +267,3 @@ func (r *run) round(phase llm.Phase) roundResult {
 	}
 	return res
 }
-
-// uniqueID keeps call ids unique within the thread: an empty id, or one a
-// server repeats across rounds, is replaced by a fresh one.
-func (r *run) uniqueID(id string) string {
-	if _, dup := r.seen[id]; id == "" || dup {
-		id = NewID("call")
-	}
-	r.seen[id] = struct{}{}
-	return id
-}

@@ -42,15 +42,19 @@ type State struct {
 	Pending []Pause `json:"pending,omitempty"`
 	// Approved are the tools approved for the whole thread.
 	Approved []string `json:"approved,omitempty"`
+
+	// carry is what the turn hands on to the thread's next one.
+	carry *carry
 }
 
 // stateVersion is the current serialized form.
 const stateVersion = 1
 
-// TurnItems returns the items this turn added.
+// TurnItems returns the items this turn added. The slice has no room
+// beyond its items: appending to it never writes the engine's history.
 func (s *State) TurnItems() []llm.Item {
 	if s.TurnStart > len(s.History) {
 		return nil
 	}
-	return s.History[s.TurnStart:]
+	return s.History[s.TurnStart:len(s.History):len(s.History)]
 }

@@ -79,6 +79,11 @@ func (h *History) Shorten(i int, it llm.Item) error {
 	}
 	it.ID, it.TurnID, it.Origin = old.ID, old.TurnID, old.Origin
 	items[i] = it
+	if c := h.r.st.carry; c != nil {
+		// Shortened for this turn only: the next turn starts from the
+		// thread's items as recorded.
+		c.dirty = true
+	}
 	return nil
 }
 
@@ -154,13 +159,15 @@ func (h *History) Compact(summary llm.Item, keepFrom int) error {
 		return fmt.Errorf("loop: compact: the kept items from %d are not self-contained: %w", keepFrom, err)
 	}
 	// A fresh slice: the old history stays intact for whoever holds it
-	// (the thread's caller), and requests start at the compaction.
+	// (the thread's caller, earlier turns), and requests start at the
+	// compaction. The call ids of the history before it stay in the set.
+	seen := r.callIDs()
+	for _, id := range ids {
+		seen[id] = struct{}{}
+	}
 	r.st.History = make([]llm.Item, 0, len(kept)+128)
 	r.st.TurnStart = 0
 	r.edits = r.edits[:0]
-	for _, id := range ids {
-		r.seen[id] = struct{}{}
-	}
 	var first error
 	for _, it := range kept {
 		if err := r.record(it); err != nil && first == nil {
@@ -245,8 +252,7 @@ func (e *Engine) Compact(ctx context.Context, t Turn) (*Outcome, error) {
 		id = NewID("turn")
 	}
 	st := &State{Version: stateVersion, ThreadID: t.ThreadID, TurnID: id, Approved: t.Approved}
-	st.History = contextOf(t.History)
-	st.TurnStart = len(st.History)
+	e.begin(st, t)
 	if len(st.History) == 0 {
 		return nil, errors.New("loop: the thread has no history to compact")
 	}

@@ -72,9 +72,14 @@ func New(c Config) (*Scheduler, error) {
 type thread struct {
 	hub hub
 
-	mu      sync.Mutex
-	info    Thread
-	history []llm.Item // items of ended turns; the base of a paused one
+	mu   sync.Mutex
+	info Thread
+	// history holds the items of ended turns; the base of a paused one.
+	// Its room beyond len is the scheduler's: turns get it to read only.
+	history []llm.Item
+	// carry is what the last ended turn left for the next one (loop.Carry),
+	// nil when nothing was left or the history changed another way.
+	carry   *loop.Carry
 	turns   []*Turn    // every turn of the thread, in order
 	active  *turnRun   // the running or paused turn
 	queue   []*turnRun // turns waiting for the active one, FIFO

@@ -233,7 +233,7 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		cancel()
 	}
 	info := cloneThread(th.info)
-	history := th.history
+	history, carry := th.history, th.carry
 	state, answer := t.state, t.answer
 	t.state, t.answer = nil, nil
 	th.mu.Unlock()
@@ -248,7 +248,7 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		o.Events = event.Multi(o.Events, tail)
 		var eng *loop.Engine
 		if eng, err = loop.New(o); err == nil {
-			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Approved}
+			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Approved, Carry: carry}
 			switch {
 			case state != nil:
 				out, err = eng.Resume(ctx, state, *answer)
@@ -331,12 +331,20 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) {
 		rec.Error = out.Err.Error()
 	}
 	rec.Pause, rec.State = nil, nil
+	// A paused turn took the carry with it (its State goes on); an ended
+	// one leaves the next (nil when the engine never ran or the scheduler
+	// wrote the items itself).
+	th.carry = nil
 	if out.Status == loop.StatusPaused && out.State != nil {
 		rec.Pause, rec.State = out.Pause, out.State
 		t.state = out.State
 	} else {
 		rec.CompletedAt = s.c.Now()
-		th.history = append(th.history[:len(th.history):len(th.history)], out.Items...)
+		// Appended in place: no one but the scheduler holds the slice's
+		// room (a running turn reads only up to its length), so a turn
+		// costs what it added, not a copy of the thread.
+		th.history = append(th.history, out.Items...)
+		th.carry = out.Carry
 	}
 	th.info.Approved = slices.Clone(out.Approved)
 	th.info.UpdatedAt = s.c.Now()

@@ -1,0 +1,221 @@
+package loop
+
+import (
+	"sync/atomic"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// Carry is what a turn leaves for the thread's next turn (Outcome.Carry →
+// Turn.Carry): the context the next turn sends, in a slice the engine may
+// append to, and the call ids in it. With it a turn starts in O(its own
+// items): it neither copies the thread's history nor reads its call ids
+// again. Without it (nil, or one that does not match the turn's History) a
+// turn copies the context from History, as it always may.
+//
+// A Carry is used by one turn at most: a second turn given the same Carry
+// starts from History. It stands for the thread as its turn left it — the
+// History that turn was given, with the turn's Outcome.Items appended — and
+// matches a Turn whose History has that length and that last item; give it
+// back only with that history. It holds no state a caller can see or
+// change.
+type Carry struct {
+	taken atomic.Bool
+	// items is the context the next turn sends, nil when it cannot be
+	// used as is (the turn recorded a directive, which later turns leave
+	// out, or a guard shortened items only for that turn). The engine owns
+	// the array beyond len(items).
+	items []llm.Item
+	// ids are the call ids of the context, nil when never needed.
+	ids map[string]struct{}
+	// thread and last identify the thread's history the Carry stands for:
+	// its length and the id of its last item.
+	thread int
+	last   string
+}
+
+// carry is a turn's bookkeeping for its Carry, kept in its State so that
+// a turn resumed in the same process hands one on; a State read back from
+// JSON has none (the turn then hands on no Carry, and rebuilds its call
+// ids when it needs them).
+type carry struct {
+	// ids are the call ids of the thread and of the turn, nil until a
+	// call id is first checked.
+	ids map[string]struct{}
+	// base is the thread's history the turn started from (the caller's,
+	// read only), for building ids: it holds the calls before the latest
+	// compaction, which the context leaves out. Nil when the turn did not
+	// start in this process.
+	base []llm.Item
+	// thread and last identify the History the turn started from; known
+	// is false when the turn did not start in this process.
+	thread int
+	last   string
+	known  bool
+	// dirty: a guard shortened items of the history for this turn only.
+	dirty bool
+}
+
+// matches reports whether c stands for the thread history h.
+func (c *Carry) matches(h []llm.Item) bool {
+	if len(h) != c.thread {
+		return false
+	}
+	if len(h) == 0 {
+		return c.last == ""
+	}
+	return c.last != "" && h[len(h)-1].ID == c.last
+}
+
+// lastID returns the id of the last item of h, or "".
+func lastID(h []llm.Item) string {
+	if len(h) == 0 {
+		return ""
+	}
+	return h[len(h)-1].ID
+}
+
+// begin sets up a new turn's history: from t.Carry when it stands for
+// t.History and no other turn took it, otherwise from a copy of
+// t.History's context.
+//
+// The carried items are reused only when the engine has no context window
+// guard: a guard may shorten old items in place for one turn (History.
+// Shorten), and items of earlier turns, which their outcomes and events
+// still point at, are never written. (A guard counts the whole history
+// when a turn starts anyway.) The call ids are reused either way.
+func (e *Engine) begin(st *State, t Turn) {
+	c := &carry{thread: len(t.History), last: lastID(t.History), known: true, base: t.History}
+	st.carry = c
+	reused := false
+	if k := t.Carry; k != nil && k.matches(t.History) && k.taken.CompareAndSwap(false, true) {
+		c.ids = k.ids
+		if k.items != nil && e.o.Window == nil {
+			st.History, reused = k.items, true
+		}
+	}
+	if !reused {
+		st.History = contextOf(t.History)
+	}
+	st.TurnStart = len(st.History)
+}
+
+// handOn returns the Carry of a turn that ended (not paused), or nil when
+// the turn did not start in this process.
+func (r *run) handOn() *Carry {
+	st := r.st
+	c := st.carry
+	if c == nil || !c.known {
+		return nil
+	}
+	items := st.TurnItems()
+	k := &Carry{ids: c.ids, thread: c.thread + len(items), last: c.last}
+	if len(items) > 0 {
+		k.last = items[len(items)-1].ID
+	}
+	if len(st.History) >= carryMin && !c.dirty && r.clean(items) {
+		k.items = st.History
+	}
+	return k
+}
+
+// carryMin is the shortest history whose items a Carry keeps. A Carry
+// keeps the room beyond them too (up to 128 items, or what append last
+// grew), held as long as the thread is: worth it for a long thread, whose
+// copy it saves, but not for a short one (a server holds many idle
+// threads), which costs little to copy.
+const carryMin = 256
+
+// clean reports whether a turn's items are its context in a later turn as
+// they stand: no directive (left out of later turns) and no compaction
+// after the history's first item (a later turn starts at it).
+func (r *run) clean(items []llm.Item) bool {
+	for i := range items {
+		switch items[i].Origin {
+		case llm.OriginDirective:
+			return false
+		case OriginCompaction:
+			if r.st.TurnStart+i > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// uniqueID keeps call ids unique within the thread: an empty id, or one a
+// server repeats across rounds, is replaced by a fresh one. The set of the
+// thread's ids is built the first time a turn checks one (so a turn without
+// calls never reads the history for them) and then kept up to date, and
+// handed on to the next turn.
+func (r *run) uniqueID(id string) string {
+	ids := r.callIDs()
+	if _, dup := ids[id]; id == "" || dup {
+		id = NewID("call")
+	}
+	ids[id] = struct{}{}
+	return id
+}
+
+// callIDs returns the set of call ids of the thread, building it if
+// needed: from the thread's history the turn started from (calls before a
+// compaction included) and the turn's items; for a turn resumed from JSON,
+// from its context.
+func (r *run) callIDs() map[string]struct{} {
+	c := r.st.carry
+	if c == nil {
+		c = &carry{}
+		r.st.carry = c
+	}
+	if c.ids != nil {
+		return c.ids
+	}
+	h, turn := r.st.History, []llm.Item(nil)
+	if c.known {
+		h, turn = c.base, r.st.TurnItems()
+	}
+	// Sized for the thread's calls at once: growing a map of a long
+	// thread's ids step by step costs more than the turn's first rounds.
+	c.ids = make(map[string]struct{}, (len(h)+len(turn))/2+16)
+	addCallIDs(c.ids, h)
+	addCallIDs(c.ids, turn)
+	c.base = nil
+	return c.ids
+}
+
+func addCallIDs(ids map[string]struct{}, h []llm.Item) {
+	for i := range h {
+		if h[i].Role != llm.RoleAssistant {
+			continue
+		}
+		for _, p := range h[i].Parts {
+			if p.Kind == llm.PartCall && p.Call != nil {
+				ids[p.Call.ID] = struct{}{}
+			}
+		}
+	}
+}
+
+// contextOf returns the history to send for a new turn: everything from the
+// latest compaction on except earlier turns' directives, in a slice the
+// engine owns, with room for a long turn (two items a round) so rounds
+// append without copying it again. Runs between directives are copied
+// whole.
+func contextOf(h []llm.Item) []llm.Item {
+	from := 0
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Origin == OriginCompaction {
+			from = i
+			break
+		}
+	}
+	out := make([]llm.Item, 0, len(h)-from+128)
+	run := from
+	for i := from; i < len(h); i++ {
+		if h[i].Origin == llm.OriginDirective {
+			out = append(out, h[run:i]...)
+			run = i + 1
+		}
+	}
+	return append(out, h[run:]...)
+}
