@@ -67,7 +67,7 @@ func CodeExecution(ws *sandbox.Workspace, opts Options) tool.Tool {
 		spec: spec[codeInput](CodeName,
 			"Run a snippet of python, go or sh in a fresh empty directory and get its output and exit code; "+
 				"the directory is removed afterwards, and the workspace is at $WORKSPACE. "+
-				isolationNote(opts.Runner)+" "+limitsNote(opts),
+				isolationNote(opts.Runner)+denyNote(ws, opts.Runner)+" "+limitsNote(opts),
 			opts, map[string][]any{"language": enum}),
 		ws: ws, opts: opts,
 	}
@@ -113,6 +113,7 @@ func (t *codeTool) Run(ctx context.Context, call tool.Call) (tool.Output, error)
 		Env:       []string{"WORKSPACE=" + t.ws.Dir()},
 		Binds:     []sandbox.Bind{{Path: dir, Writable: true}},
 		Stdin:     strings.NewReader(in.Stdin),
+		Deny:      t.ws.Deny(),
 	}
 	if name == "go" {
 		cache, err := t.goCache()

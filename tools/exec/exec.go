@@ -97,7 +97,7 @@ func Exec(ws *sandbox.Workspace, opts Options) tool.Tool {
 	return &execTool{
 		spec: spec[execInput](ExecName,
 			"Run a shell command (sh -c) in the workspace root and get its output and exit code. "+
-				isolationNote(opts.Runner)+" "+limitsNote(opts),
+				isolationNote(opts.Runner)+denyNote(ws, opts.Runner)+" "+limitsNote(opts),
 			opts, nil),
 		ws: ws, opts: opts,
 	}
@@ -118,6 +118,7 @@ func (t *execTool) Run(ctx context.Context, call tool.Call) (tool.Output, error)
 		Args:      []string{"sh", "-c", in.Command},
 		Workspace: t.ws.Dir(),
 		Timeout:   timeout,
+		Deny:      t.ws.Deny(),
 	}, note), nil
 }
 
@@ -167,9 +168,51 @@ func isolationNote(r *sandbox.Runner) string {
 	return "It runs on the host without isolation, after the user approves it."
 }
 
+// denyNote says what the deny list keeps from commands, when the sandbox
+// enforces it.
+func denyNote(ws *sandbox.Workspace, r *sandbox.Runner) string {
+	if !r.Report().Isolated() || ws.Deny().Empty() {
+		return ""
+	}
+	read, write := ws.Deny().Patterns()
+	var parts []string
+	if len(read) > 0 {
+		parts = append(parts, "cannot read or write workspace paths matching "+strings.Join(read, ", "))
+	}
+	if len(write) > 0 && r.Mode() != sandbox.ModeReadOnly {
+		parts = append(parts, "cannot write "+strings.Join(write, ", "))
+	}
+	return " By the sandbox's deny list it " + strings.Join(parts, ", and ") + "."
+}
+
 func limitsNote(o Options) string {
-	return fmt.Sprintf("Default timeout %d s, at most %d s; output beyond about %d characters is cut from the middle.",
-		int(o.DefaultTimeout.Seconds()), int(o.MaxTimeout.Seconds()), o.MaxOutput)
+	return fmt.Sprintf("Default timeout %d s, at most %d s; output beyond about %d characters is cut from the middle. %s",
+		int(o.DefaultTimeout.Seconds()), int(o.MaxTimeout.Seconds()), o.MaxOutput, o.Runner.DescribeLimits())
+}
+
+// memoryErrors are what programs print when an allocation fails, lower
+// case: Python, Go, C (strerror and glibc), C++, the JVM, V8, bash, the
+// sanitizers.
+var memoryErrors = []string{
+	"memoryerror", "out of memory", "outofmemory", "cannot allocate memory",
+	"bad_alloc", "memory exhausted", "cannot allocate", "allocation failed",
+	"failed to allocate",
+}
+
+// memoryNote says that a failed command may have hit the memory limit,
+// when its output reads like a failed allocation.
+func memoryNote(r *sandbox.Runner, output string) string {
+	l, ok := r.Limits()
+	if !ok || l.Memory <= 0 {
+		return ""
+	}
+	out := strings.ToLower(output)
+	for _, m := range memoryErrors {
+		if strings.Contains(out, m) {
+			return fmt.Sprintf("the command may have hit the memory limit (%s per process)", sandbox.FormatBytes(l.Memory))
+		}
+	}
+	return ""
 }
 
 // clampTimeout turns the model's timeout in seconds into a duration within
@@ -191,6 +234,7 @@ func clampTimeout(sec int, o Options) (time.Duration, string) {
 // result is the structured outcome given to UIs in Output.Meta.
 type result struct {
 	ExitCode   int    `json:"exit_code"`
+	Limit      string `json:"limit,omitempty"`
 	TimedOut   bool   `json:"timed_out,omitempty"`
 	Canceled   bool   `json:"canceled,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
@@ -218,19 +262,26 @@ func run(ctx context.Context, call tool.Call, opts Options, c sandbox.Command, n
 		head = fmt.Sprintf("timed out after %s: the command and every process it started were killed", c.Timeout)
 	case res.Canceled:
 		head = "interrupted: the command and every process it started were killed"
+	case res.Limit != "":
+		head = fmt.Sprintf("exit code %d, stopped by a limit (%s)", res.ExitCode, res.Limit)
 	default:
 		head = fmt.Sprintf("exit code %d", res.ExitCode)
 	}
 	head += fmt.Sprintf(" (%s)", res.Duration.Round(time.Millisecond))
+	text := out.String()
+	if res.ExitCode != 0 && res.Limit == "" && !res.TimedOut && !res.Canceled {
+		if m := memoryNote(opts.Runner, text); m != "" {
+			head += "; " + m
+		}
+	}
 	if note != "" {
 		head += "; " + note
 	}
-	text := out.String()
 	if text == "" {
 		text = "(no output)"
 	}
 	meta, _ := json.Marshal(result{
-		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Canceled: res.Canceled,
+		ExitCode: res.ExitCode, Limit: res.Limit, TimedOut: res.TimedOut, Canceled: res.Canceled,
 		DurationMS: res.Duration.Milliseconds(), CutBytes: out.cut(),
 		Isolation: string(opts.Runner.Report().Isolation),
 		Sandbox:   string(opts.Runner.Mode()),
