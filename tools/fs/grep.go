@@ -76,6 +76,9 @@ func grep(ctx context.Context, ws *sandbox.Workspace, in grepInput, search searc
 	if _, err := ws.Stat(q.rel); err != nil {
 		return tool.Output{}, explain(q.rel, err)
 	}
+	if err := ws.Check(q.rel, false); err != nil {
+		return tool.Output{}, err
+	}
 	c := &collector{limit: q.limit}
 	if err := search(ctx, ws, q, c); err != nil {
 		return tool.Output{}, err

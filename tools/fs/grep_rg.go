@@ -129,6 +129,11 @@ func runRipgrep(ctx context.Context, bin string, ws *sandbox.Workspace, q *query
 		if q.glob != "" && !q.wants(p) {
 			continue
 		}
+		// ripgrep reads the files itself: leave out what the workspace's
+		// deny list keeps from reading, as the Go search does.
+		if ws.Check(p, false) != nil {
+			continue
+		}
 		c.add(match{path: p, line: m.Data.LineNumber, text: lineText(m.Data.Lines.raw())})
 	}
 	// Drain so that ripgrep is not blocked writing when we stopped early.
