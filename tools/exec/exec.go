@@ -8,8 +8,11 @@
 // the user agrees. In read-only mode they run only inside bubblewrap, with
 // the workspace read-only too. In full-access mode they run as plain
 // subprocesses without asking: the user chose it. Whatever the mode, the
-// environment is scrubbed of secrets and every process a command starts is
-// killed when it ends, times out or is cancelled.
+// environment is scrubbed of secrets, every process a command starts is
+// killed when it ends, times out or is cancelled, and the runner's
+// resource limits apply (memory, CPU time, file size, open files, and in
+// bubblewrap processes); a result says which limit stopped a command.
+// Inside bubblewrap the workspace's deny list is masked.
 package exec
 
 import (
