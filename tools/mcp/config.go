@@ -6,8 +6,22 @@
 //
 // Servers run over stdio (a command rein starts) or streamable HTTP. Each
 // has a start timeout and a call timeout. A server that fails to start is
-// left out with a warning; one that dies turns its calls into error
-// results and a warning, never a failed turn or a hang.
+// left out with a warning. One that dies (a stdio server's process exits,
+// an HTTP server forgets the session) turns the calls under way into error
+// results and a warning, never a failed turn or a hang, and is restarted
+// by the next call to one of its tools: at most one attempt every 2 s and
+// 5 in a row without an answered call, after which its tools fail with a
+// result saying it is down and how to look into it. A call that may have
+// run is never sent again; one the server cannot have received is, once,
+// on the restarted server.
+//
+// Trust: [mcp.servers.NAME] trusted = true says the user vouches for the
+// server, its tools and their annotations. A trusted server's tools run
+// without approval; an untrusted server's tools ask under the default
+// policy unless it marks them read-only (readOnlyHint). Where the user
+// asked for a guarantee — the read-only sandbox mode (Manager.Offer), the
+// approval policy untrusted — a tool counts as read-only only when a
+// trusted server marks it so.
 package mcp
 
 import (
@@ -61,7 +75,9 @@ type ServerConfig struct {
 	// CallTimeout bounds one tool call (DefaultCallTimeout).
 	CallTimeout time.Duration `json:"call_timeout,omitempty" toml:"call_timeout"`
 	// Trusted tools run without asking the user; otherwise every tool not
-	// marked read-only by the server needs approval.
+	// marked read-only by the server needs approval. Only a trusted
+	// server's read-only marks count in the read-only sandbox mode (the
+	// other tools are withheld) and under the approval policy untrusted.
 	Trusted bool `json:"trusted,omitempty" toml:"trusted"`
 }
 

@@ -18,6 +18,12 @@ type Catalog interface {
 	Names() []string
 }
 
+// withholder is a Catalog that withholds some tools from the turn (an
+// Offer in the read-only sandbox mode) and says why.
+type withholder interface {
+	WithheldReason(name string) (string, bool)
+}
+
 type loadInput struct {
 	Names []string `json:"names" jsonschema:"the names of the tools to load, as the list of deferred tools gives them"`
 }
@@ -41,7 +47,8 @@ func load(cat Catalog, live *tool.Set, names []string) tool.Output {
 	if len(names) == 0 {
 		return failed(`load_tools needs "names": one or more tool names from the list of deferred tools`)
 	}
-	var loaded, already, unknown []string
+	var loaded, already, unknown, withheld []string
+	wh, _ := cat.(withholder)
 	seen := map[string]bool{}
 	for _, n := range names {
 		n = strings.TrimSpace(n)
@@ -51,6 +58,12 @@ func load(cat Catalog, live *tool.Set, names []string) tool.Output {
 		seen[n] = true
 		t, ok := cat.Lookup(n)
 		switch {
+		case !ok && wh != nil:
+			if why, held := wh.WithheldReason(n); held {
+				withheld = append(withheld, fmt.Sprintf("%s (%s)", n, why))
+				break
+			}
+			unknown = append(unknown, n)
 		case !ok:
 			unknown = append(unknown, n)
 		case live.Add(t):
@@ -65,6 +78,9 @@ func load(cat Catalog, live *tool.Set, names []string) tool.Output {
 	}
 	if len(already) > 0 {
 		fmt.Fprintf(&b, "already loaded: %s.\n", strings.Join(already, ", "))
+	}
+	if len(withheld) > 0 {
+		fmt.Fprintf(&b, "not available in this turn: %s.\n", strings.Join(withheld, "; "))
 	}
 	if len(unknown) > 0 {
 		avail := strings.Join(cat.Names(), ", ")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 
@@ -89,13 +90,7 @@ func (m *Manager) Lookup(name string) (tool.Tool, bool) {
 }
 
 // Names returns the names of every deferred tool.
-func (m *Manager) Names() []string {
-	out := make([]string, len(m.tools))
-	for i, t := range m.tools {
-		out[i] = t.spec.Name
-	}
-	return out
-}
+func (m *Manager) Names() []string { return names(m.tools) }
 
 // Tools returns every deferred tool, for callers that mount them directly.
 func (m *Manager) Tools() []tool.Tool {
@@ -106,16 +101,91 @@ func (m *Manager) Tools() []tool.Tool {
 	return out
 }
 
+// Manifest returns one line per deferred tool, "server__tool: what it
+// does", for the system prompt; empty when there are none. The model loads
+// the ones it needs with load_tools.
+func (m *Manager) Manifest() string { return manifest(m.tools) }
+
+// Offer returns the tools a turn may load. In the read-only sandbox mode
+// (readOnly) it offers only the tools that are read-only on a trusted
+// server's word (readOnlyHint and [mcp.servers.NAME] trusted = true) and
+// withholds the others: an MCP tool can write anything, anywhere, and
+// nothing but its server says otherwise. They are withheld rather than
+// left to an approval because read-only is a promise that nothing writes,
+// not a question to ask on each call — as write_file and edit_file are
+// withheld, and exec runs only inside bubblewrap — and because a withheld
+// tool is not in the prompt's manifest, so the model does not spend
+// rounds on it.
+func (m *Manager) Offer(readOnly bool) *Offer {
+	o := &Offer{byName: map[string]*remoteTool{}, withheld: map[string]string{}}
+	for _, t := range m.tools {
+		if readOnly {
+			if why := t.readOnlyWithheld(); why != "" {
+				o.withheld[t.spec.Name] = why
+				continue
+			}
+		}
+		o.tools = append(o.tools, t)
+		o.byName[t.spec.Name] = t
+	}
+	return o
+}
+
+// Offer is the part of a Manager's tools one turn may load: a Catalog for
+// load_tools, with its manifest, and the tools it withholds with why.
+type Offer struct {
+	tools    []*remoteTool
+	byName   map[string]*remoteTool
+	withheld map[string]string
+}
+
+// Lookup returns the offered tool named name.
+func (o *Offer) Lookup(name string) (tool.Tool, bool) {
+	t, ok := o.byName[name]
+	if !ok {
+		return nil, false
+	}
+	return t, true
+}
+
+// Names returns the names of the offered tools.
+func (o *Offer) Names() []string { return names(o.tools) }
+
+// Manifest is Manager.Manifest of the offered tools.
+func (o *Offer) Manifest() string { return manifest(o.tools) }
+
+// Withheld returns the tools the offer leaves out, each with why.
+func (o *Offer) Withheld() map[string]string { return maps.Clone(o.withheld) }
+
+// WithheldReason returns why the tool named name is withheld, if it is.
+func (o *Offer) WithheldReason(name string) (string, bool) {
+	why, ok := o.withheld[name]
+	return why, ok
+}
+
+// Server returns the name of the server of the offered tool named name.
+func (o *Offer) Server(name string) string {
+	if t, ok := o.byName[name]; ok {
+		return t.srv.cfg.Name
+	}
+	return ""
+}
+
+func names(tools []*remoteTool) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.spec.Name
+	}
+	return out
+}
+
 // manifestDesc caps a tool's description in the manifest: the prompt
 // carries every deferred tool, so each gets one short line.
 const manifestDesc = 160
 
-// Manifest returns one line per deferred tool, "server__tool: what it
-// does", for the system prompt; empty when there are none. The model loads
-// the ones it needs with load_tools.
-func (m *Manager) Manifest() string {
+func manifest(tools []*remoteTool) string {
 	var b strings.Builder
-	for _, t := range m.tools {
+	for _, t := range tools {
 		desc, _, _ := strings.Cut(t.spec.Description, "\n")
 		desc = strings.TrimSpace(desc)
 		if r := []rune(desc); len(r) > manifestDesc {
@@ -129,13 +199,18 @@ func (m *Manager) Manifest() string {
 	return b.String()
 }
 
-// Close stops every server and waits for the goroutines that watch them.
+// Close stops every server, all at once, and waits for the goroutines that
+// watch them.
 func (m *Manager) Close() error {
-	var errs []error
-	for _, s := range m.servers {
-		if err := s.close(); err != nil {
-			errs = append(errs, fmt.Errorf("mcp: closing %q: %w", s.cfg.Name, err))
-		}
+	errs := make([]error, len(m.servers))
+	var wg sync.WaitGroup
+	for i, s := range m.servers {
+		wg.Go(func() {
+			if err := s.close(); err != nil {
+				errs[i] = fmt.Errorf("mcp: closing %q: %w", s.cfg.Name, err)
+			}
+		})
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }

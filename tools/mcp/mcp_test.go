@@ -5,9 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -79,7 +84,10 @@ func TestManifestListsDeferredTools(t *testing.T) {
 	}
 	add, _ := m.Lookup("test__add")
 	echo, _ := m.Lookup("test__echo")
-	if s := add.Spec(); s.Access != tool.ReadOnly || s.NeedsApproval || !strings.Contains(string(s.Schema), `"a"`) {
+	// An untrusted server's read-only hint spares the approval of the
+	// default policy but does not make the tool read-only (see
+	// TestTrustAndReadOnlyHint).
+	if s := add.Spec(); s.Access != tool.Mutating || s.NeedsApproval || !strings.Contains(string(s.Schema), `"a"`) {
 		t.Errorf("add: %+v", s)
 	}
 	if s := echo.Spec(); s.Access != tool.Mutating || !s.NeedsApproval || s.Timeout <= DefaultCallTimeout {
@@ -87,6 +95,89 @@ func TestManifestListsDeferredTools(t *testing.T) {
 	}
 	if k := tool.KeysOf(echo, nil); len(k.Writes) != 1 || k.Writes[0] != "mcp:test" {
 		t.Errorf("echo keys %+v", k)
+	}
+}
+
+// TestTrustAndReadOnlyHint: what the sandbox mode and the approval policy
+// make of an MCP tool, by whether its server is trusted and whether it
+// marks the tool read-only. In the read-only mode only a trusted server's
+// read-only tools are offered (the others are withheld, with why); a
+// read-only hint counts as read-only only from a trusted server.
+func TestTrustAndReadOnlyHint(t *testing.T) {
+	trusted := stdioConfig(t, "tr")
+	trusted.Trusted = true
+	m, _ := start(t, trusted, stdioConfig(t, "un"))
+	const (
+		ask, allow, refuse = tool.Ask, tool.Allow, tool.Refuse
+	)
+	tests := []struct {
+		readOnly, trusted, hint bool
+		// withheld is a part of why the tool is withheld; "" means offered.
+		withheld string
+		// verdicts under on-request, untrusted and never, when offered.
+		onRequest, untrusted, never tool.Verdict
+	}{
+		{false, false, false, "", ask, ask, refuse},
+		{false, false, true, "", allow, ask, allow},
+		{false, true, false, "", allow, ask, allow},
+		{false, true, true, "", allow, allow, allow},
+		{true, false, false, `MCP server "un" is not trusted and does not mark the tool read-only`, 0, 0, 0},
+		{true, false, true, `MCP server "un" is not trusted, so its read-only hint does not count (trusted = true in [mcp.servers.un] makes it count)`, 0, 0, 0},
+		{true, true, false, `MCP server "tr" does not mark the tool read-only (readOnlyHint)`, 0, 0, 0},
+		{true, true, true, "", allow, allow, allow},
+	}
+	for _, tt := range tests {
+		srv, name := "un", "echo"
+		if tt.trusted {
+			srv = "tr"
+		}
+		if tt.hint {
+			name = "add"
+		}
+		qualified := srv + "__" + name
+		mode := "workspace-write"
+		if tt.readOnly {
+			mode = "read-only"
+		}
+		t.Run(fmt.Sprintf("%s/trusted=%v/readOnlyHint=%v", mode, tt.trusted, tt.hint), func(t *testing.T) {
+			o := m.Offer(tt.readOnly)
+			tl, offered := o.Lookup(qualified)
+			why, held := o.WithheldReason(qualified)
+			inManifest := strings.Contains(o.Manifest(), qualified+":")
+			if tt.withheld != "" {
+				if offered || !held || inManifest || slices.Contains(o.Names(), qualified) {
+					t.Fatalf("offered %v, withheld %v, in the manifest %v; want it withheld", offered, held, inManifest)
+				}
+				if !strings.HasPrefix(why, "the sandbox mode is read-only, and ") || !strings.Contains(why, tt.withheld) {
+					t.Errorf("why: %q, want it to say %q", why, tt.withheld)
+				}
+				if o.Withheld()[qualified] != why {
+					t.Errorf("Withheld() disagrees: %v", o.Withheld())
+				}
+				// load_tools says why instead of loading it.
+				live := tool.NewSet()
+				out := load(o, live, []string{qualified})
+				if !out.Failed || !strings.Contains(out.Text, "not available in this turn: "+qualified+" (the sandbox mode is read-only") || len(live.Names()) != 0 {
+					t.Errorf("load_tools of a withheld tool: %+v, live %v", out, live.Names())
+				}
+				return
+			}
+			if !offered || held || !inManifest {
+				t.Fatalf("offered %v, withheld %v (%s), in the manifest %v; want it offered", offered, held, why, inManifest)
+			}
+			spec := tl.Spec()
+			for _, v := range []struct {
+				p    tool.Policy
+				want tool.Verdict
+			}{{tool.PolicyOnRequest, tt.onRequest}, {tool.PolicyUntrusted, tt.untrusted}, {tool.PolicyNever, tt.never}} {
+				if got := v.p.Verdict(spec); got != v.want {
+					t.Errorf("policy %s: verdict %v, want %v (spec %+v)", v.p, got, v.want, spec)
+				}
+			}
+			if readOnly := spec.Access == tool.ReadOnly; readOnly != (tt.trusted && tt.hint) {
+				t.Errorf("access %v: read-only only on a trusted server's word", spec.Access)
+			}
+		})
 	}
 }
 
@@ -210,10 +301,14 @@ func TestCallTimesOutPerServer(t *testing.T) {
 	}
 }
 
+// TestServerKilledMidCallIsAnErrorResult: the call under way when the
+// server dies is an error result, promptly, and is not sent again; the next
+// call restarts the server and runs on it.
 func TestServerKilledMidCallIsAnErrorResult(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	func() {
-		m, logs := start(t, stdioConfig(t, "test"))
+		cfg, calls := countedConfig(t)
+		m, logs := start(t, cfg)
 		defer m.Close()
 		srv := m.servers[0]
 		type res struct {
@@ -226,14 +321,15 @@ func TestServerKilledMidCallIsAnErrorResult(t *testing.T) {
 			out, err := hang.Run(context.Background(), tool.Call{Args: json.RawMessage(`{}`)})
 			done <- res{out, err}
 		}()
-		waitFor(t, func() bool { return strings.Contains(srv.stderr.String(), "hang: started") })
-		if err := syscall.Kill(srv.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		waitFor(t, func() bool { return strings.Contains(srv.output(), "hang: started") })
+		first := pid(t, srv)
+		if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		killed := time.Now()
 		select {
 		case r := <-done:
-			if r.err != nil || !r.out.Failed || !strings.Contains(r.out.Text, `MCP server "test" stopped`) {
+			if r.err != nil || !r.out.Failed || !strings.Contains(r.out.Text, `MCP server "test" stopped`) || !strings.Contains(r.out.Text, "may or may not have run") {
 				t.Errorf("call in flight: %+v, %v", r.out, r.err)
 			}
 			if d := time.Since(killed); d > 5*time.Second {
@@ -242,16 +338,324 @@ func TestServerKilledMidCallIsAnErrorResult(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the call hung after its server was killed")
 		}
-		// Later calls fail at once, with the same explanation.
-		t0 := time.Now()
-		if out := run(t, m, "test__echo", `{"text":"x"}`); !out.Failed || !strings.Contains(out.Text, "cannot be used") {
-			t.Errorf("call to a dead server: %+v", out)
+		// The next call restarts the server and runs on it.
+		if out := run(t, m, "test__echo", `{"text":"x"}`); out.Failed || out.Text != "echo: x" {
+			t.Errorf("call after the server died: %+v", out)
 		}
-		if d := time.Since(t0); d > time.Second {
-			t.Errorf("a call to a dead server took %v", d)
+		if second := pid(t, srv); second == first {
+			t.Errorf("the server was not restarted: pid %d", second)
+		}
+		// The hang call, which may have run, was not sent again.
+		if got := calls(); !slices.Equal(got, []string{"hang", "echo"}) {
+			t.Errorf("calls the servers received: %v, want [hang echo]", got)
 		}
 		waitFor(t, func() bool { return strings.Contains(logs.String(), "MCP server stopped") })
 	}()
+}
+
+// countedConfig is the test server's config with its calls logged to a
+// file; calls returns the names of the tools called, in order.
+func countedConfig(t *testing.T) (ServerConfig, func() []string) {
+	t.Helper()
+	cfg := stdioConfig(t, "test")
+	p := filepath.Join(t.TempDir(), "calls")
+	cfg.Env[callsEnv] = p
+	return cfg, func() []string {
+		b, _ := os.ReadFile(p)
+		var out []string
+		for l := range strings.Lines(string(b)) {
+			name, _, _ := strings.Cut(strings.TrimSpace(l), " ")
+			out = append(out, name)
+		}
+		return out
+	}
+}
+
+// pid is the process id of the server's current process.
+func pid(t *testing.T, s *server) int {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil || s.cur.cmd == nil || s.cur.cmd.Process == nil {
+		t.Fatal("the server has no process")
+	}
+	return s.cur.cmd.Process.Pid
+}
+
+// kill kills the server's process and waits until rein has seen it die.
+func kill(t *testing.T, s *server) {
+	t.Helper()
+	s.mu.Lock()
+	c := s.cur
+	s.mu.Unlock()
+	if err := syscall.Kill(c.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return c.gone.Err() != nil })
+}
+
+// shortRestarts makes restarts quick for the test.
+func shortRestarts(t *testing.T, every time.Duration) {
+	prev := restartEvery
+	restartEvery = every
+	t.Cleanup(func() { restartEvery = prev })
+}
+
+func TestKilledServerIsRestartedByTheNextCall(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	shortRestarts(t, 100*time.Millisecond)
+	func() {
+		m, logs := start(t, stdioConfig(t, "test"))
+		defer m.Close()
+		srv := m.servers[0]
+		for i := range 3 {
+			before := pid(t, srv)
+			kill(t, srv)
+			t0 := time.Now()
+			if out := run(t, m, "test__add", `{"a":1,"b":2}`); out.Failed || out.Text != `{"sum":3}` {
+				t.Fatalf("restart %d: %+v", i+1, out)
+			}
+			if after := pid(t, srv); after == before {
+				t.Errorf("restart %d: same pid %d", i+1, after)
+			}
+			// The first restart goes at once; later ones wait for the rest
+			// of restartEvery since the one before.
+			if d := time.Since(t0); i == 0 && d > 5*time.Second {
+				t.Errorf("restart %d took %v", i+1, d)
+			}
+		}
+		// Answered calls reset the count: three restarts are not three
+		// in a row.
+		srv.mu.Lock()
+		tries := srv.tries
+		srv.mu.Unlock()
+		if tries != 0 {
+			t.Errorf("restarts in a row after answered calls: %d", tries)
+		}
+		if n := strings.Count(logs.String(), "MCP server stopped"); n != 3 {
+			t.Errorf("%d warnings that the server stopped, want 3:\n%s", n, logs.String())
+		}
+	}()
+}
+
+func TestRestartsAreSpacedOut(t *testing.T) {
+	shortRestarts(t, 700*time.Millisecond)
+	m, _ := start(t, stdioConfig(t, "test"))
+	srv := m.servers[0]
+	kill(t, srv)
+	if out := run(t, m, "test__echo", `{"text":"1"}`); out.Failed {
+		t.Fatalf("first restart: %+v", out)
+	}
+	srv.mu.Lock()
+	last := srv.lastTry
+	srv.mu.Unlock()
+	kill(t, srv)
+	if out := run(t, m, "test__echo", `{"text":"2"}`); out.Failed {
+		t.Fatalf("second restart: %+v", out)
+	}
+	srv.mu.Lock()
+	next := srv.lastTry
+	srv.mu.Unlock()
+	if gap := next.Sub(last); gap < 700*time.Millisecond {
+		t.Errorf("two restarts %v apart, want at least 700ms", gap)
+	}
+}
+
+func TestConcurrentCallsShareOneRestart(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	func() {
+		m, logs := start(t, stdioConfig(t, "test"))
+		defer m.Close()
+		kill(t, m.servers[0])
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				text := fmt.Sprint(i)
+				if out := run(t, m, "test__echo", `{"text":"`+text+`"}`); out.Failed || out.Text != "echo: "+text {
+					t.Errorf("call %d: %+v", i, out)
+				}
+			})
+		}
+		wg.Wait()
+		if n := strings.Count(logs.String(), "MCP server restarted"); n != 1 {
+			t.Errorf("%d restarts for 8 calls at once, want 1:\n%s", n, logs.String())
+		}
+	}()
+}
+
+// TestServerThatDiesAtEveryStartEndsDown: every restart fails; each call
+// makes at most one attempt and returns promptly; after maxRestarts the
+// tools fail at once with a result saying the server is down, its command
+// and the last line it printed.
+func TestServerThatDiesAtEveryStartEndsDown(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	shortRestarts(t, 50*time.Millisecond)
+	func() {
+		cfg := stdioConfig(t, "test")
+		refuse := filepath.Join(t.TempDir(), "refuse")
+		cfg.Env[refuseEnv] = refuse
+		m, logs := start(t, cfg)
+		defer m.Close()
+		if err := os.WriteFile(refuse, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		kill(t, m.servers[0])
+		for i := 1; i <= maxRestarts; i++ {
+			t0 := time.Now()
+			out := run(t, m, "test__echo", `{"text":"x"}`)
+			if d := time.Since(t0); d > 5*time.Second {
+				t.Errorf("attempt %d took %v", i, d)
+			}
+			want := fmt.Sprintf("did not restart (attempt %d of %d", i, maxRestarts)
+			if i == maxRestarts {
+				want = `MCP server "test" is down`
+			}
+			if !out.Failed || !strings.Contains(out.Text, want) || !strings.Contains(out.Text, "refusing to start") {
+				t.Errorf("attempt %d: %q, want it to say %q and the server's last line", i, out.Text, want)
+			}
+		}
+		t0 := time.Now()
+		out := run(t, m, "test__add", `{"a":1,"b":1}`)
+		for _, w := range []string{`MCP server "test" is down`, "5 restarts in a row", "run its command by hand: " + cfg.Command + " '-test.run=^$'",
+			"with the env of [mcp.servers.test]", "its last stderr line: test server: refusing to start: " + refuse + " exists"} {
+			if !strings.Contains(out.Text, w) {
+				t.Errorf("after the last attempt: %q lacks %q", out.Text, w)
+			}
+		}
+		if d := time.Since(t0); d > 100*time.Millisecond {
+			t.Errorf("a call to a server that is down took %v", d)
+		}
+		if !strings.Contains(logs.String(), "level=ERROR") || strings.Count(logs.String(), "MCP server did not restart") != maxRestarts {
+			t.Errorf("logs:\n%s", logs.String())
+		}
+	}()
+}
+
+// TestCloseStopsARestartUnderWay: closing the manager while a call waits to
+// restart the server ends the call at once, with nothing left running.
+func TestCloseStopsARestartUnderWay(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	shortRestarts(t, time.Minute)
+	func() {
+		m, _ := start(t, stdioConfig(t, "test"))
+		srv := m.servers[0]
+		kill(t, srv)
+		run(t, m, "test__echo", `{}`) // the first restart is at once
+		kill(t, srv)
+		done := make(chan tool.Output, 1)
+		go func() { done <- run(t, m, "test__echo", `{}`) }()
+		waitFor(t, func() bool {
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			return srv.restarting != nil
+		})
+		t0 := time.Now()
+		if err := m.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		select {
+		case out := <-done:
+			if !out.Failed || !strings.Contains(out.Text, "rein is stopping its MCP servers") {
+				t.Errorf("the waiting call: %+v", out)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the waiting call did not end when the manager closed")
+		}
+		if d := time.Since(t0); d > 3*time.Second {
+			t.Errorf("close took %v", d)
+		}
+	}()
+}
+
+// TestHTTPServerThatForgotTheSessionIsReconnected: an HTTP server that
+// restarted answers the old session with 404; the call, which it did not
+// run, is sent once more on a new session and runs once.
+func TestHTTPServerThatForgotTheSessionIsReconnected(t *testing.T) {
+	var mu sync.Mutex
+	h := httpHandler()
+	gen, calls := 0, map[int]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		cur, g := h, gen
+		mu.Unlock()
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			mu.Lock()
+			calls[g]++
+			mu.Unlock()
+		}
+		cur.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	m, _ := start(t, ServerConfig{Name: "web", URL: srv.URL})
+	if out := run(t, m, "web__echo", `{"text":"one"}`); out.Text != "echo: one" {
+		t.Fatalf("first call: %+v", out)
+	}
+	// The server restarts: a new handler knows no sessions.
+	mu.Lock()
+	h, gen = httpHandler(), 1
+	mu.Unlock()
+	if out := run(t, m, "web__echo", `{"text":"two"}`); out.Failed || out.Text != "echo: two" {
+		t.Errorf("call after the server forgot the session: %+v", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The old session's call reached the new server (404, not run), then
+	// the new session's ran: gen 1 saw two tools/call requests, one run.
+	if calls[0] != 1 || calls[1] != 2 {
+		t.Errorf("tools/call requests by server generation: %v", calls)
+	}
+}
+
+// TestHTTPCallInFlightWhenTheSessionIsLostIsNotSentAgain: when a call finds
+// the session gone, the SDK fails the other calls in flight with its
+// error; those may have run, so they are error results, not sent again.
+func TestHTTPCallInFlightWhenTheSessionIsLostIsNotSentAgain(t *testing.T) {
+	var mu sync.Mutex
+	h := httpHandler()
+	hangs := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		cur := h
+		mu.Unlock()
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"name":"hang"`)) {
+			mu.Lock()
+			hangs++
+			mu.Unlock()
+		}
+		cur.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	m, _ := start(t, ServerConfig{Name: "web", URL: srv.URL})
+	done := make(chan tool.Output, 1)
+	go func() { done <- run(t, m, "web__hang", `{}`) }()
+	waitFor(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return hangs == 1
+	})
+	mu.Lock()
+	h = httpHandler()
+	mu.Unlock()
+	if out := run(t, m, "web__echo", `{"text":"after"}`); out.Failed || out.Text != "echo: after" {
+		t.Errorf("the call that found the session gone: %+v", out)
+	}
+	select {
+	case out := <-done:
+		if !out.Failed || !strings.Contains(out.Text, "may or may not have run") {
+			t.Errorf("the call in flight: %+v", out)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call in flight hung")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hangs != 1 {
+		t.Errorf("the hang call reached the servers %d times, want once", hangs)
+	}
 }
 
 func TestServerExitingMidCallIsAnErrorResult(t *testing.T) {
@@ -369,10 +773,13 @@ func TestTurnLoadsAndCallsDeferredTools(t *testing.T) {
 	srv := m.servers[0]
 	go func() {
 		// Kill the server once the hang call is under way.
-		for !strings.Contains(srv.stderr.String(), "hang: started") {
+		for !strings.Contains(srv.output(), "hang: started") {
 			time.Sleep(10 * time.Millisecond)
 		}
-		syscall.Kill(srv.cmd.Process.Pid, syscall.SIGKILL)
+		srv.mu.Lock()
+		p := srv.cur.cmd.Process.Pid
+		srv.mu.Unlock()
+		syscall.Kill(p, syscall.SIGKILL)
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

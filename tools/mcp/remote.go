@@ -42,6 +42,9 @@ type remoteTool struct {
 	name string // the server's name for it
 	spec tool.Spec
 	key  string
+	// readOnlyHint is the server's word that the tool changes nothing
+	// (its readOnlyHint annotation).
+	readOnlyHint bool
 }
 
 func newRemoteTool(s *server, t *sdk.Tool) (*remoteTool, error) {
@@ -53,24 +56,50 @@ func newRemoteTool(s *server, t *sdk.Tool) (*remoteTool, error) {
 		}
 		schema = b
 	}
-	readOnly := t.Annotations != nil && t.Annotations.ReadOnlyHint
+	hint := t.Annotations != nil && t.Annotations.ReadOnlyHint
+	// The MCP specification has clients treat tool annotations as
+	// untrusted unless the server is: a read-only hint makes the tool
+	// read-only (the read-only sandbox mode offers it, the approval policy
+	// untrusted runs it without asking, its calls run beside the server's
+	// other reads) only when the server is trusted. The hint still spares
+	// an untrusted server's tool the approval of the default policy
+	// (on-request), which asks for the tools that say they write.
 	access := tool.Mutating
-	if readOnly {
+	if hint && s.cfg.Trusted {
 		access = tool.ReadOnly
 	}
 	return &remoteTool{
-		srv:  s,
-		name: t.Name,
-		key:  "mcp:" + s.cfg.Name,
+		srv:          s,
+		name:         t.Name,
+		key:          "mcp:" + s.cfg.Name,
+		readOnlyHint: hint,
 		spec: tool.Spec{
 			Name:          QualifiedName(s.cfg.Name, t.Name),
 			Description:   strings.TrimSpace(t.Description),
 			Schema:        schema,
 			Access:        access,
 			Timeout:       s.cfg.CallTimeout + terminateGrace,
-			NeedsApproval: !readOnly && !s.cfg.Trusted,
+			NeedsApproval: !hint && !s.cfg.Trusted,
 		},
 	}, nil
+}
+
+// readOnlyWithheld returns why the read-only sandbox mode withholds the
+// tool, or "" when it offers it: only a tool its server marks read-only
+// (readOnlyHint) and whose server is trusted is offered.
+func (t *remoteTool) readOnlyWithheld() string {
+	const mode = "the sandbox mode is read-only"
+	name := t.srv.cfg.Name
+	switch {
+	case t.srv.cfg.Trusted && t.readOnlyHint:
+		return ""
+	case t.srv.cfg.Trusted:
+		return fmt.Sprintf("%s, and MCP server %q does not mark the tool read-only (readOnlyHint)", mode, name)
+	case t.readOnlyHint:
+		return fmt.Sprintf("%s, and MCP server %q is not trusted, so its read-only hint does not count (trusted = true in [mcp.servers.%s] makes it count)", mode, name, name)
+	default:
+		return fmt.Sprintf("%s, and MCP server %q is not trusted and does not mark the tool read-only", mode, name)
+	}
 }
 
 func (t *remoteTool) Spec() tool.Spec { return t.spec }

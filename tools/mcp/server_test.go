@@ -14,8 +14,23 @@ import (
 // serverEnv set, it serves testServer on stdin and stdout and exits.
 const serverEnv = "REIN_MCP_TEST_SERVER"
 
+// The test server's other switches: callsEnv names a file it appends
+// "TOOL PID" to on every call, so tests can count what ran where;
+// refuseEnv names a file whose existence makes it exit at start.
+const (
+	callsEnv  = "REIN_MCP_TEST_CALLS"
+	refuseEnv = "REIN_MCP_TEST_REFUSE"
+)
+
 func TestMain(m *testing.M) {
 	if os.Getenv(serverEnv) == "1" {
+		if p := os.Getenv(refuseEnv); p != "" {
+			if _, err := os.Stat(p); err == nil {
+				fmt.Fprintln(os.Stderr, "test server: starting")
+				fmt.Fprintln(os.Stderr, "test server: refusing to start:", p, "exists")
+				os.Exit(1)
+			}
+		}
 		if err := testServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
 			os.Exit(1)
@@ -54,8 +69,30 @@ func text(s string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
 }
 
+// logCall appends "TOOL PID" to the file callsEnv names, if any.
+func logCall(name string) {
+	p := os.Getenv(callsEnv)
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %d\n", name, os.Getpid())
+}
+
 func testServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "rein-test", Version: "1"}, nil)
+	s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && method == "tools/call" {
+				logCall(p.Name)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the text back.\nA second line the manifest leaves out."},
 		func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
 			return text("echo: " + in.Text), nil, nil
