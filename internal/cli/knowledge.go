@@ -28,7 +28,7 @@ import (
 // knowledge seed of the first user message.
 type knowledge struct {
 	st        *store.Store // nil: no store, so every store gate fails closed
-	mcp       *mcp.Manager
+	mcp       *mcp.Offer   // the deferred tools the turn may load
 	kbs       []string
 	workspace string
 
@@ -49,7 +49,7 @@ var errNoStore = errors.New("no store is open for this command")
 // files that cannot be read are an error: the user named them. Everything
 // else that fails only leaves its tools out (the gates fail closed).
 func loadKnowledge(ctx context.Context, f *toolFlags, ws *sandbox.Workspace) (*knowledge, error) {
-	k := &knowledge{st: f.st, kbs: f.kbs, workspace: ws.Dir(), mcp: f.mcp}
+	k := &knowledge{st: f.st, kbs: f.kbs, workspace: ws.Dir(), mcp: f.offer}
 	srcs, err := sources.Load(f.attach)
 	if err != nil {
 		return nil, err

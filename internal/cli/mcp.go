@@ -45,14 +45,14 @@ func startMCP(ctx context.Context, logw io.Writer) (*mcp.Manager, error) {
 // set exists: composition decides whether it is mounted, and bind gives it
 // the set it loads into.
 type deferredLoader struct {
-	m    *mcp.Manager
+	m    mcp.Catalog
 	spec tool.Spec
 
 	mu   sync.Mutex
 	live tool.Tool
 }
 
-func newDeferredLoader(m *mcp.Manager) *deferredLoader {
+func newDeferredLoader(m mcp.Catalog) *deferredLoader {
 	return &deferredLoader{m: m, spec: mcp.LoadTools(m, tool.NewSet()).Spec()}
 }
 
@@ -80,12 +80,13 @@ func (d *deferredLoader) Run(ctx context.Context, c tool.Call) (tool.Output, err
 	return live.Run(ctx, c)
 }
 
-// manifestBlock is the system prompt's list of deferred tools.
-func manifestBlock(m *mcp.Manager) string {
-	if m == nil {
+// manifestBlock is the system prompt's list of the deferred tools the turn
+// may load.
+func manifestBlock(o *mcp.Offer) string {
+	if o == nil {
 		return ""
 	}
-	man := m.Manifest()
+	man := o.Manifest()
 	if man == "" {
 		return ""
 	}

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/session"
@@ -154,6 +156,7 @@ func TestBadSandboxModeIsAUsageError(t *testing.T) {
 		{"run", "--model", "scripted:" + script, "--sandbox", "danger", "x"},
 		{"chat", "--model", "scripted:" + script, "--sandbox", "Full-Access"},
 		{"doctor", "--sandbox", "none"},
+		{"serve", "--stdio", "--sandbox", "readonly"},
 	} {
 		code, _, stderr := runMain(t, context.Background(), args...)
 		if code != ExitUsage || !strings.Contains(stderr, "--sandbox") {
@@ -263,5 +266,96 @@ func TestServeAppliesAThreadsSandboxMode(t *testing.T) {
 		if _, ok := o.Tools.Get("read_file"); !ok {
 			t.Errorf("sandbox %q: read_file not mounted", tt.mode)
 		}
+	}
+}
+
+// TestServeSandboxFlagIsTheThreadsDefault: rein serve --sandbox is the mode
+// of threads that name none; a thread's own mode wins.
+func TestServeSandboxFlagIsTheThreadsDefault(t *testing.T) {
+	clearKeys(t)
+	fakeSandbox(t, true)
+	dir := t.TempDir()
+	script := writeScript(t, "rounds:\n  - text: hi\n")
+	st, err := openStore(t.Context(), filepath.Join(dir, "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tests := []struct {
+		flag, thread string
+		writes       bool
+	}{
+		{"read-only", "", false},
+		{"read-only", "workspace-write", true},
+		{"workspace-write", "", true},
+		{"workspace-write", "read-only", false},
+		{"", "", true}, // serveFlags built without the flag (chat): workspace-write
+	}
+	for _, tt := range tests {
+		b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request", sandbox: tt.flag}, dir: dir, logw: io.Discard, st: st,
+			models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+		o, _, err := b.setup(t.Context(), session.Thread{ID: "thread_x", Config: session.ThreadConfig{Sandbox: tt.thread}})
+		b.close()
+		if err != nil {
+			t.Fatalf("--sandbox %q, thread %q: %v", tt.flag, tt.thread, err)
+		}
+		if _, ok := o.Tools.Get("write_file"); ok != tt.writes {
+			t.Errorf("--sandbox %q, thread %q: write_file mounted %v, want %v", tt.flag, tt.thread, ok, tt.writes)
+		}
+	}
+}
+
+// TestServeSandboxFlag runs a turn through rein serve --stdio --sandbox
+// read-only: the thread names no mode, so it has no write_file.
+func TestServeSandboxFlag(t *testing.T) {
+	clearKeys(t)
+	fakeSandbox(t, true)
+	dir := t.TempDir()
+	script := writeScript(t, `rounds:
+  - calls:
+      - {id: w1, name: write_file, args: {path: new.txt, content: "x"}}
+  - text: could not write
+    expect:
+      - result: {call: w1, contains: "no tool named \"write_file\" here"}
+`)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		var errb strings.Builder
+		done <- mainIO(context.Background(), []string{"serve", "--stdio", "--sandbox", "read-only", "--model", "scripted:" + script,
+			"--db", filepath.Join(dir, "rein.db"), "--workspace", dir}, inR, outW, &errb)
+		outW.Close()
+	}()
+	c := &rpcClient{t: t, in: inW, lines: make(chan map[string]any, 256)}
+	go func() {
+		defer close(c.lines)
+		dec := json.NewDecoder(outR)
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				return
+			}
+			c.lines <- m
+		}
+	}()
+	c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
+	th := c.call("thread/start", map[string]any{"workspace": dir})["thread"].(map[string]any)
+	c.call("turn/start", map[string]any{"threadId": th["id"], "input": []map[string]any{{"type": "text", "text": "write"}}})
+	got := c.wait(func(m map[string]any) bool { return m["method"] == "turn/completed" })["params"].(map[string]any)["turn"].(map[string]any)
+	if got["status"] != "completed" || got["answer"] != "could not write" {
+		t.Errorf("turn/completed %v", got)
+	}
+	inW.Close()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not exit after its input closed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.txt")); err == nil {
+		t.Error("new.txt was written under --sandbox read-only")
 	}
 }

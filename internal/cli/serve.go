@@ -24,8 +24,8 @@ import (
 	"github.com/reinhq/rein/tools/mcp"
 )
 
-// serveFlags are the flags of rein serve. The model, workspace, approval
-// and round budget are defaults for threads that name none.
+// serveFlags are the flags of rein serve. The model, workspace, approval,
+// sandbox mode and round budget are defaults for threads that name none.
 type serveFlags struct {
 	stdio     bool
 	listen    string
@@ -35,6 +35,9 @@ type serveFlags struct {
 	baseURL   string
 	workspace string
 	approval  string
+	// sandbox is the sandbox mode of threads that name none (DESIGN §7.4);
+	// "" is workspace-write.
+	sandbox   string
 	maxRounds int
 }
 
@@ -59,6 +62,9 @@ func newServeCmd() *cobra.Command {
 			if _, err := tool.ParsePolicy(f.approval); err != nil {
 				return usageError(fmt.Errorf("--approval: %w", err))
 			}
+			if _, err := sandbox.ParseMode(f.sandbox); err != nil {
+				return usageError(fmt.Errorf("--sandbox: %w", err))
+			}
 			if f.maxRounds < 0 || f.maxRounds > loop.MaxMaxRounds {
 				return usageError(fmt.Errorf("--max-rounds %d: use 1..%d", f.maxRounds, loop.MaxMaxRounds))
 			}
@@ -78,6 +84,10 @@ func newServeCmd() *cobra.Command {
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL")
 	fl.StringVar(&f.workspace, "workspace", "", "the workspace of threads that name none (default: the current directory)")
 	fl.StringVar(&f.approval, "approval", "on-request", "the approval policy of threads that name none: never, on-request or untrusted")
+	fl.StringVar(&f.sandbox, "sandbox", string(sandbox.ModeWorkspaceWrite),
+		"the sandbox mode of threads that name none, as run's --sandbox: read-only (no file writes, commands in bubblewrap "+
+			"with the workspace read-only, only read-only tools of trusted MCP servers), workspace-write (the workspace only), "+
+			"full-access (commands on the host with the network, without asking)")
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, "the exploration budget of threads that name none")
 	return cmd
 }
@@ -337,10 +347,14 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 	if b.compose != nil {
 		tf = new(*b.compose)
 	}
-	tf.approval, tf.enabled, tf.suppressed, tf.st, tf.mcp, tf.loaded = approval, c.EnableTools, c.DisableTools, b.st, b.mcp, nil
-	if c.Sandbox != "" {
-		// The thread's sandbox mode (thread/start) wins over the default.
+	tf.approval, tf.enabled, tf.suppressed, tf.st, tf.mcp, tf.loaded, tf.offer = approval, c.EnableTools, c.DisableTools, b.st, b.mcp, nil, nil
+	// The thread's sandbox mode (thread/start) wins over the default:
+	// serve's --sandbox, or chat's.
+	switch {
+	case c.Sandbox != "":
 		tf.sandbox = c.Sandbox
+	case b.f.sandbox != "":
+		tf.sandbox = b.f.sandbox
 	}
 	set, _, capability, err := composeTools(ctx, ws, tf, b.logw)
 	if err != nil {

@@ -48,6 +48,9 @@ type toolFlags struct {
 	// mcp is the process's MCP servers, nil when none are configured:
 	// their tools are deferred, offered through load_tools.
 	mcp *mcp.Manager
+	// offer is the part of mcp's tools the turn may load, as the sandbox
+	// mode allows, set by composeTools.
+	offer *mcp.Offer
 	// loaded is the knowledge composeTools read, for the system prompt and
 	// the seed.
 	loaded *knowledge
@@ -201,6 +204,10 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	f.offer = nil
+	if f.mcp != nil {
+		f.offer = f.mcp.Offer(mode == sandbox.ModeReadOnly)
+	}
 	k, err := loadKnowledge(ctx, f, ws)
 	if err != nil {
 		return nil, nil, nil, err
@@ -210,9 +217,15 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 		reg.Add(t)
 	}
 	var loader *deferredLoader
-	if f.mcp != nil && len(f.mcp.Names()) > 0 {
-		loader = newDeferredLoader(f.mcp)
+	if f.offer != nil && len(f.offer.Names()) > 0 {
+		loader = newDeferredLoader(f.offer)
 		reg.Add(loader)
+	}
+	held := withheld(reg, fileTools, mode)
+	if f.offer != nil {
+		// MCP tools the sandbox mode withholds: not registered, so the
+		// report only says why they are out.
+		maps.Copy(held, f.offer.Withheld())
 	}
 	gates := f.gates()
 	maps.Copy(gates, k.gates())
@@ -223,7 +236,7 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 		Gates:      gates,
 		Capability: c,
 		Suppressed: f.suppressed,
-		Withheld:   withheld(reg, fileTools, mode),
+		Withheld:   held,
 		Logger:     slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if loader != nil {
@@ -233,12 +246,13 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 }
 
 // withheld returns the file tools the sandbox mode takes away, with why:
-// in read-only mode, those that write.
+// in read-only mode, those that write. (The MCP tools it withholds come
+// from mcp.Manager.Offer.)
 func withheld(reg *tool.Set, fileTools []string, mode sandbox.Mode) map[string]string {
-	if mode != sandbox.ModeReadOnly {
-		return nil
-	}
 	out := make(map[string]string)
+	if mode != sandbox.ModeReadOnly {
+		return out
+	}
 	for _, name := range fileTools {
 		if t, ok := reg.Get(name); ok && t.Spec().Access != tool.ReadOnly {
 			out[name] = "the sandbox mode is read-only"
@@ -258,8 +272,10 @@ func newToolsCmd() *cobra.Command {
 		Long: "tools composes the tool list of a turn as run would: the tools switched on\n" +
 			"with --tool, the tools mounted by the turn's flags (--kb, --exec), the capability's tools,\n" +
 			"then the always-on tools; --no-tool removes a tool whatever mounts it, and --sandbox read-only\n" +
-			"the file tools that write. It prints the sandbox mode and the list in order, then every\n" +
-			"other known tool with the reason it is out.",
+			"the file tools that write and the MCP tools not read-only on a trusted server's word. It prints\n" +
+			"the sandbox mode and the list in order, then every other known tool with the reason it is out,\n" +
+			"then the deferred tools of the config file's MCP servers (which it starts) and whether each\n" +
+			"asks for approval under --approval.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tf := turnFlags{workspace: workspace}
@@ -282,38 +298,94 @@ func newToolsCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
+			policy, err := tool.ParsePolicy(f.approval)
+			if err != nil {
+				return usageError(fmt.Errorf("--approval: %w", err))
+			}
+			m, err := startMCP(cmd.Context(), cmd.ErrOrStderr())
+			if err != nil {
+				return usageError(err)
+			}
+			if m != nil {
+				defer m.Close()
+			}
+			f.mcp = m
 			_, rep, _, err := composeTools(cmd.Context(), ws, &f, cmd.ErrOrStderr())
 			if err != nil {
 				return usageError(err)
 			}
+			deferred := deferredTools(f.offer, policy)
 			if asJSON {
-				return writeToolsJSON(cmd.OutOrStdout(), mode, rep)
+				return writeToolsJSON(cmd.OutOrStdout(), mode, rep, deferred)
 			}
-			return writeToolsText(cmd.OutOrStdout(), mode, rep)
+			return writeToolsText(cmd.OutOrStdout(), mode, rep, deferred)
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace the file tools would use (default: the current directory)")
+	cmd.Flags().StringVar(&f.approval, "approval", string(tool.PolicyOnRequest), "the approval policy to report under: never, on-request or untrusted")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	cmd.Flags().StringVar(&db, "db", "", dbFlagUsage)
 	return cmd
 }
 
-func writeToolsJSON(w io.Writer, mode sandbox.Mode, rep *tool.Report) error {
+// deferredTool is one MCP tool a turn may load with load_tools, as `rein
+// tools` reports it.
+type deferredTool struct {
+	Name   string `json:"name"`
+	Server string `json:"server"`
+	// Approval is what the approval policy does with its calls: "allow",
+	// "ask" or "refuse".
+	Approval string `json:"approval"`
+	Reason   string `json:"reason"`
+}
+
+// deferredTools describes the tools of the offer under the policy p.
+func deferredTools(o *mcp.Offer, p tool.Policy) []deferredTool {
+	if o == nil {
+		return nil
+	}
+	var out []deferredTool
+	for _, name := range o.Names() {
+		t, _ := o.Lookup(name)
+		spec := t.Spec()
+		d := deferredTool{Name: name, Server: o.Server(name)}
+		switch p.Verdict(spec) {
+		case tool.Allow:
+			d.Approval, d.Reason = "allow", "runs without asking"
+		case tool.Ask:
+			d.Approval, d.Reason = "ask", "asks for your approval"
+		default:
+			d.Approval, d.Reason = "refuse", "refused: it needs approval, which --approval never does not give"
+		}
+		if spec.Access == tool.ReadOnly {
+			d.Reason += " (read-only)"
+		}
+		d.Reason = fmt.Sprintf("MCP server %q: %s", d.Server, d.Reason)
+		out = append(out, d)
+	}
+	return out
+}
+
+func writeToolsJSON(w io.Writer, mode sandbox.Mode, rep *tool.Report, deferred []deferredTool) error {
 	v := struct {
 		Mounted []string     `json:"mounted"`
 		Sandbox sandbox.Mode `json:"sandbox"`
 		*tool.Report
-	}{Mounted: rep.Names(), Sandbox: mode, Report: rep}
+		Deferred []deferredTool `json:"deferred"`
+	}{Mounted: rep.Names(), Sandbox: mode, Report: rep, Deferred: deferred}
 	if v.Mounted == nil {
 		v.Mounted = []string{}
+	}
+	if v.Deferred == nil {
+		v.Deferred = []deferredTool{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
-func writeToolsText(w io.Writer, mode sandbox.Mode, rep *tool.Report) error {
+func writeToolsText(w io.Writer, mode sandbox.Mode, rep *tool.Report, deferred []deferredTool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "sandbox:\t%s: %s\n", mode, mode.Describe(detectSandbox()))
 	capability := "none"
@@ -360,6 +432,16 @@ func writeToolsText(w io.Writer, mode sandbox.Mode, rep *tool.Report) error {
 			out++
 			fmt.Fprintf(tw, "  - %s\t%s\n", d.Name, d.Reason)
 		}
+	}
+	for i, d := range deferred {
+		if i == 0 {
+			if l, _ := rep.Decision(mcp.LoadToolsName); l.In {
+				fmt.Fprintln(tw, "\ndeferred (listed in the prompt; the model loads them with load_tools):")
+			} else {
+				fmt.Fprintln(tw, "\ndeferred, but load_tools is out, so the model cannot load them:")
+			}
+		}
+		fmt.Fprintf(tw, "  - %s\t%s\n", d.Name, d.Reason)
 	}
 	return tw.Flush()
 }

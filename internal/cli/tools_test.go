@@ -25,6 +25,7 @@ type toolsReport struct {
 		In     bool   `json:"in"`
 		Reason string `json:"reason"`
 	} `json:"tools"`
+	Deferred []deferredTool `json:"deferred"`
 }
 
 func (r toolsReport) decision(name string) (in bool, reason string, ok bool) {
