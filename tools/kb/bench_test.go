@@ -62,7 +62,9 @@ func BenchmarkAdd10k(b *testing.B) {
 
 // BenchmarkQuery10k is rag's search of a 10,000-file base: queries of 3
 // words of mixed frequency, and seed queries (a 25-word user message over
-// 3 bases); it reports the p50 and p99 latency.
+// 3 bases), their words drawn evenly from the vocabulary (mostly rare
+// words) or, like prose, with the corpus's own frequencies (mostly common
+// words); it reports the p50 and p99 latency.
 func BenchmarkQuery10k(b *testing.B) {
 	dir, vocab := benchCorpus(b, 10_000)
 	st := openStore(b)
@@ -70,18 +72,23 @@ func BenchmarkQuery10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	word := func() string { return vocab[rng.IntN(len(vocab))] }
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(7, 8)), 1.1, 2, uint64(len(vocab)-1))
 	for _, tc := range []struct {
 		name  string
 		words int
 		seed  bool
-	}{{"rag-3-words", 3, false}, {"seed-25-words", 25, true}} {
+		zipf  bool
+	}{{"rag-3-words", 3, false, false}, {"seed-25-words", 25, true, false}, {"seed-25-prose-words", 25, true, true}} {
 		b.Run(tc.name, func(b *testing.B) {
 			var lat []time.Duration
 			for b.Loop() {
 				ws := make([]string, tc.words)
 				for i := range ws {
-					ws[i] = word()
+					if tc.zipf {
+						ws[i] = vocab[zipf.Uint64()]
+					} else {
+						ws[i] = vocab[rng.IntN(len(vocab))]
+					}
 				}
 				q := strings.Join(ws, " ")
 				start := time.Now()

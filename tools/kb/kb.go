@@ -25,6 +25,9 @@ type Index interface {
 	KB(ctx context.Context, name string) (store.KB, error)
 	SearchKB(ctx context.Context, name, query string, limit int) ([]store.Passage, error)
 	KBFiles(ctx context.Context, name string) ([]store.KBFile, error)
+	// SeedKBQuery and SearchKBs are the seed's search (see Seed).
+	SeedKBQuery(ctx context.Context, message string) (store.KBQuery, error)
+	SearchKBs(ctx context.Context, names []string, q store.KBQuery, limit int) ([][]store.Passage, error)
 }
 
 // Tool names.

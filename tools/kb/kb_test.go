@@ -254,7 +254,8 @@ func TestKBFilesPatterns(t *testing.T) {
 	}
 }
 
-// failing is an index whose searches fail for the bases it names.
+// failing is an index whose searches fail for the bases it names, and
+// whose seed queries fail when it names "".
 type failing struct {
 	Index
 	bad map[string]bool
@@ -265,6 +266,22 @@ func (f failing) SearchKB(ctx context.Context, name, q string, n int) ([]store.P
 		return nil, errors.New("disk I/O error")
 	}
 	return f.Index.SearchKB(ctx, name, q, n)
+}
+
+func (f failing) SeedKBQuery(ctx context.Context, message string) (store.KBQuery, error) {
+	if f.bad[""] {
+		return store.KBQuery{}, errors.New("database is locked")
+	}
+	return f.Index.SeedKBQuery(ctx, message)
+}
+
+func (f failing) SearchKBs(ctx context.Context, names []string, q store.KBQuery, n int) ([][]store.Passage, error) {
+	for _, name := range names {
+		if f.bad[name] {
+			return nil, errors.New("disk I/O error")
+		}
+	}
+	return f.Index.SearchKBs(ctx, names, q, n)
 }
 
 func TestSeedLimits(t *testing.T) {
@@ -317,17 +334,47 @@ func TestSeedLimits(t *testing.T) {
 		t.Fatalf("WithSeed = %q", got[:50])
 	}
 
-	// A failing base is skipped and reported; the others still seed.
-	s = Seed(ctx, failing{st, map[string]bool{"kb1": true}}, names[:2], "retry")
-	if len(s.Failed) != 1 || !strings.Contains(s.Failed[0], "kb1") || !strings.Contains(s.Text, "## kb0") || strings.Contains(s.Text, "## kb1") {
-		t.Fatalf("failed = %v, text has kb0: %v", s.Failed, strings.Contains(s.Text, "## kb0"))
+	// A failing search is reported, and the message goes as it was: a
+	// seed never fails a turn.
+	for _, bad := range []string{"kb1", ""} {
+		s = Seed(ctx, failing{st, map[string]bool{bad: true}}, names[:2], "retry")
+		if len(s.Failed) != 1 || !strings.Contains(s.Failed[0], "kb0, kb1: ") || s.Text != "" || WithSeed("m", s) != "m" {
+			t.Fatalf("failing %q: failed = %q, text = %q", bad, s.Failed, s.Text)
+		}
 	}
-	// Nothing matching, or no words: no seed and the message as it was.
-	for _, q := range []string{"zebra", "?"} {
+	// Nothing matching, no words, only stop words, or FTS5 syntax with no
+	// word of the bases: no seed, no error, and the message as it was.
+	for _, q := range []string{"zebra", "?", "", "what is it? how do I do this, and why?", `"" AND (NEAR(x) OR *) ^ - {col}: "`} {
 		s = Seed(ctx, st, names, q)
 		if s.Text != "" || len(s.Failed) != 0 || WithSeed("m", s) != "m" {
 			t.Fatalf("seed of %q = %+v", q, s)
 		}
+	}
+	if s = Seed(ctx, st, nil, "retry"); s.Text != "" || len(s.Failed) != 0 {
+		t.Fatalf("seed of no bases = %+v", s)
+	}
+}
+
+func TestSeedFindsTheRareWordOfALongMessage(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	// Every passage says client, server and request; one says healthcheck.
+	var docs []store.KBDoc
+	for i := range 20 {
+		text := fmt.Sprintf("The client sends request %d to the server, and the server answers the client's request.", i)
+		if i == 13 {
+			text += " The healthcheck endpoint answers once the server is ready."
+		}
+		docs = append(docs, store.KBDoc{Path: fmt.Sprintf("f%02d.md", i), Hash: fmt.Sprint(i), Chunks: []store.KBChunk{{StartLine: 1, EndLine: 1, Text: text}}})
+	}
+	if _, err := st.PutKBDocs(ctx, "k", docs); err != nil {
+		t.Fatal(err)
+	}
+	msg := strings.Repeat("So the client sends its request to the server, and the server answers the request of the client. ", 10) +
+		"What does the HEALTHCHECK check?"
+	s := Seed(ctx, st, []string{"k"}, msg)
+	if len(s.Sources) != 1 || s.Sources[0].Path != "f13.md" || len(s.Failed) != 0 {
+		t.Fatalf("sources = %+v, failed %v; want f13.md alone", s.Sources, s.Failed)
 	}
 }
 

@@ -2,7 +2,6 @@ package kb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -48,44 +47,42 @@ type Seeded struct {
 	Failed []string
 }
 
-// Seed searches the first SeedKBs of kbs with query (the user's message)
-// and returns their best passages, each base's section at most SeedChars
-// characters: "## <kb>" then each passage under its reference. Bases that
-// fail are skipped and named in Failed.
-func Seed(ctx context.Context, idx Index, kbs []string, query string) Seeded {
+// Seed searches the first SeedKBs of kbs for the user's message and
+// returns their best passages, each base's section at most SeedChars
+// characters: "## <kb>" then each passage under its reference. It searches
+// for the message's rarest words only (store.SeedKBQuery), so that it costs
+// a few milliseconds however long the message and however common its
+// words; a message with no such word seeds nothing. A search that fails is
+// reported in Failed.
+func Seed(ctx context.Context, idx Index, kbs []string, message string) Seeded {
 	var s Seeded
 	if len(kbs) > SeedKBs {
 		kbs = kbs[:SeedKBs]
 	}
 	s.KBs = kbs
-	type found struct {
-		ps  []store.Passage
-		err error
+	if len(kbs) == 0 {
+		return s
 	}
-	res := make([]found, len(kbs))
-	done := make(chan struct{})
-	for i, name := range kbs {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			res[i].ps, res[i].err = idx.SearchKB(ctx, name, query, seedSearch)
-		}()
+	q, err := idx.SeedKBQuery(ctx, message)
+	if err != nil {
+		s.Failed = append(s.Failed, fmt.Sprintf("%s: %v", strings.Join(kbs, ", "), err))
+		return s
 	}
-	for range kbs {
-		<-done
+	if len(q.Terms) == 0 {
+		return s
+	}
+	res, err := idx.SearchKBs(ctx, kbs, q, seedSearch)
+	if err != nil {
+		s.Failed = append(s.Failed, fmt.Sprintf("%s: %v", strings.Join(kbs, ", "), err))
+		return s
 	}
 	var sections []string
 	for i, name := range kbs {
-		if err := res[i].err; err != nil {
-			if !errors.Is(err, store.ErrEmptyQuery) {
-				s.Failed = append(s.Failed, fmt.Sprintf("%s: %v", name, err))
-			}
-			continue
-		}
-		body, used := section(res[i].ps)
+		body, used := section(res[i])
 		if used == 0 {
 			continue
 		}
-		s.Sources = append(s.Sources, res[i].ps[:used]...)
+		s.Sources = append(s.Sources, res[i][:used]...)
 		sections = append(sections, "## "+name+"\n"+body)
 	}
 	if len(sections) > 0 {
