@@ -270,7 +270,8 @@ func TestServeAppliesAThreadsSandboxMode(t *testing.T) {
 }
 
 // TestServeSandboxFlagIsTheThreadsDefault: rein serve --sandbox is the mode
-// of threads that name none; a thread's own mode wins.
+// of threads that name none and the loosest any thread gets; a thread's own
+// mode wins when it is as strict or stricter.
 func TestServeSandboxFlagIsTheThreadsDefault(t *testing.T) {
 	clearKeys(t)
 	fakeSandbox(t, true)
@@ -286,7 +287,8 @@ func TestServeSandboxFlagIsTheThreadsDefault(t *testing.T) {
 		writes       bool
 	}{
 		{"read-only", "", false},
-		{"read-only", "workspace-write", true},
+		{"read-only", "workspace-write", false}, // a thread from a looser server is held to this one's mode
+		{"read-only", "full-access", false},
 		{"workspace-write", "", true},
 		{"workspace-write", "read-only", false},
 		{"", "", true}, // serveFlags built without the flag (chat): workspace-write
@@ -301,6 +303,37 @@ func TestServeSandboxFlagIsTheThreadsDefault(t *testing.T) {
 		}
 		if _, ok := o.Tools.Get("write_file"); ok != tt.writes {
 			t.Errorf("--sandbox %q, thread %q: write_file mounted %v, want %v", tt.flag, tt.thread, ok, tt.writes)
+		}
+	}
+}
+
+// TestServeRefusesAThreadLooserThanItsSandbox: thread/start may ask for a
+// stricter sandbox than rein serve's --sandbox, never a looser one.
+func TestServeRefusesAThreadLooserThanItsSandbox(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	script := writeScript(t, "rounds:\n  - text: hi\n")
+	for _, tt := range []struct {
+		flag, thread string
+		ok           bool
+	}{
+		{"read-only", "read-only", true},
+		{"read-only", "workspace-write", false},
+		{"read-only", "full-access", false},
+		{"workspace-write", "read-only", true},
+		{"workspace-write", "full-access", false},
+		{"full-access", "full-access", true},
+		{"workspace-write", "", true},
+	} {
+		b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request", sandbox: tt.flag}, dir: dir, logw: io.Discard,
+			models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+		err := b.check(session.ThreadConfig{Sandbox: tt.thread})
+		b.close()
+		if (err == nil) != tt.ok {
+			t.Errorf("--sandbox %s, thread %q: error %v, want ok %v", tt.flag, tt.thread, err, tt.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--sandbox "+tt.thread) {
+			t.Errorf("the error %q does not say how to allow it", err)
 		}
 	}
 }

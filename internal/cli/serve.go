@@ -35,8 +35,8 @@ type serveFlags struct {
 	baseURL   string
 	workspace string
 	approval  string
-	// sandbox is the sandbox mode of threads that name none (DESIGN §7.4);
-	// "" is workspace-write.
+	// sandbox is the sandbox mode of threads that name none (DESIGN §7.4)
+	// and the loosest a thread may ask for; "" is workspace-write.
 	sandbox   string
 	maxRounds int
 }
@@ -85,7 +85,7 @@ func newServeCmd() *cobra.Command {
 	fl.StringVar(&f.workspace, "workspace", "", "the workspace of threads that name none (default: the current directory)")
 	fl.StringVar(&f.approval, "approval", "on-request", "the approval policy of threads that name none: never, on-request or untrusted")
 	fl.StringVar(&f.sandbox, "sandbox", string(sandbox.ModeWorkspaceWrite),
-		"the sandbox mode of threads that name none, as run's --sandbox: read-only (no file writes, commands in bubblewrap "+
+		"the sandbox mode of threads that name none and the loosest a thread may ask for, as run's --sandbox: read-only (no file writes, commands in bubblewrap "+
 			"with the workspace read-only, only read-only tools of trusted MCP servers), workspace-write (the workspace only), "+
 			"full-access (commands on the host with the network, without asking)")
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, "the exploration budget of threads that name none")
@@ -239,10 +239,27 @@ func (b *serveBackend) check(c session.ThreadConfig) error {
 	default:
 		return fmt.Errorf("sandbox %q: use read-only, workspace-write or full-access", c.Sandbox)
 	}
+	if c.Sandbox != "" && b.f.sandbox != "" && sandboxRank(c.Sandbox) > sandboxRank(b.f.sandbox) {
+		// The server's mode is a ceiling: whoever started it decided how
+		// far its threads may reach; a client may only ask for less.
+		return fmt.Errorf("sandbox %s is looser than this server allows (%s); start the server with --sandbox %s to allow it",
+			c.Sandbox, b.f.sandbox, c.Sandbox)
+	}
 	if c.MaxRounds < 0 || c.MaxRounds > loop.MaxMaxRounds {
 		return fmt.Errorf("maxRounds %d: use 1..%d", c.MaxRounds, loop.MaxMaxRounds)
 	}
 	return nil
+}
+
+// sandboxRank orders the sandbox modes from the strictest.
+func sandboxRank(mode string) int {
+	switch sandbox.Mode(mode) {
+	case sandbox.ModeReadOnly:
+		return 0
+	case sandbox.ModeWorkspaceWrite:
+		return 1
+	}
+	return 2
 }
 
 // model returns the thread's model, opening it on the thread's first run.
@@ -348,10 +365,11 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 		tf = new(*b.compose)
 	}
 	tf.approval, tf.enabled, tf.suppressed, tf.st, tf.mcp, tf.loaded, tf.offer = approval, c.EnableTools, c.DisableTools, b.st, b.mcp, nil, nil
-	// The thread's sandbox mode (thread/start) wins over the default:
-	// serve's --sandbox, or chat's.
+	// The thread's sandbox mode (thread/start) wins over the default,
+	// serve's --sandbox or chat's, but never goes beyond it: a thread
+	// started under a looser server keeps to this one's mode.
 	switch {
-	case c.Sandbox != "":
+	case c.Sandbox != "" && (b.f.sandbox == "" || sandboxRank(c.Sandbox) <= sandboxRank(b.f.sandbox)):
 		tf.sandbox = c.Sandbox
 	case b.f.sandbox != "":
 		tf.sandbox = b.f.sandbox
