@@ -3,11 +3,13 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -192,11 +194,79 @@ func (w *Workspace) Open(name string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.check(name, rel, false); err != nil {
+	return w.openRead(name, rel)
+}
+
+// openRead opens rel for reading. The deny list is checked against rel,
+// then against the path of the file opened, as the kernel names it, so a
+// link to a denied file is refused whatever the link was a moment before.
+func (w *Workspace) openRead(name, rel string) (*os.File, error) {
+	if w.deny.Empty() {
+		f, err := w.root.Open(rel)
+		return f, mapErr(name, err)
+	}
+	if err := w.deny.Check(name, rel, false); err != nil {
 		return nil, err
 	}
 	f, err := w.root.Open(rel)
-	return f, mapErr(name, err)
+	if err != nil {
+		return nil, mapErr(name, err)
+	}
+	real, ok := w.opened(f)
+	if !ok {
+		real = w.resolve(rel)
+	}
+	if real != rel {
+		if err := w.deny.Check(name, real, false); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// opened returns the path of the open file f relative to the workspace
+// root, as /proc/self/fd tells it; false when it cannot tell.
+func (w *Workspace) opened(f *os.File) (string, bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return "", false
+	}
+	var p string
+	var rerr error
+	if err := rc.Control(func(fd uintptr) {
+		p, rerr = os.Readlink("/proc/self/fd/" + strconv.FormatUint(uint64(fd), 10))
+	}); err != nil || rerr != nil || !filepath.IsAbs(p) {
+		return "", false
+	}
+	rel, ok := w.under(p)
+	if !ok {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// readAll reads f to its end and closes it.
+func readAll(f *os.File) ([]byte, error) {
+	defer f.Close()
+	size := 512
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && int64(int(fi.Size())) == fi.Size() {
+		size = int(fi.Size()) + 1
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // Stat returns the file's information, following links inside the
@@ -252,10 +322,15 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.check(name, rel, false); err != nil {
+	if w.deny.Empty() {
+		b, err := w.root.ReadFile(rel)
+		return b, mapErr(name, err)
+	}
+	f, err := w.openRead(name, rel)
+	if err != nil {
 		return nil, err
 	}
-	b, err := w.root.ReadFile(rel)
+	b, err := readAll(f)
 	return b, mapErr(name, err)
 }
 
@@ -307,32 +382,38 @@ type denyFS struct {
 	fsys fs.FS
 }
 
-func (d denyFS) check(op, name string) error {
+func (d denyFS) open(op, name string) (*os.File, error) {
 	if !fs.ValidPath(name) {
-		return &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
-	return d.w.check(name, name, false)
+	return d.w.openRead(name, name)
 }
 
 func (d denyFS) Open(name string) (fs.File, error) {
-	if err := d.check("open", name); err != nil {
+	f, err := d.open("open", name)
+	if err != nil {
 		return nil, err
 	}
-	return d.fsys.Open(name)
+	return f, nil
 }
 
 func (d denyFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	if err := d.check("readdir", name); err != nil {
+	f, err := d.open("readdir", name)
+	if err != nil {
 		return nil, err
 	}
-	return fs.ReadDir(d.fsys, name)
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }
 
 func (d denyFS) ReadFile(name string) ([]byte, error) {
-	if err := d.check("readfile", name); err != nil {
+	f, err := d.open("readfile", name)
+	if err != nil {
 		return nil, err
 	}
-	return fs.ReadFile(d.fsys, name)
+	return readAll(f)
 }
 
 // Stat is not refused, as Workspace.Stat is not.
