@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -292,8 +293,9 @@ type mask struct {
 // something a command creates is not covered. A link the list covers is
 // followed to what it names inside the workspace, which is covered
 // instead; one leading out of the workspace is left (the sandbox shows
-// nothing there but the read-only system).
-func (d *DenyList) masks(root string, readOnly bool) ([]mask, error) {
+// nothing there but the read-only system). The walk stops with ctx's
+// error once ctx is done.
+func (d *DenyList) masks(ctx context.Context, root string, readOnly bool) ([]mask, error) {
 	if d.Empty() {
 		return nil, nil
 	}
@@ -311,6 +313,9 @@ func (d *DenyList) masks(root string, readOnly bool) ([]mask, error) {
 		return nil
 	}
 	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
 		if err != nil {
 			// What rein cannot read, the sandbox cannot either.
 			if e != nil && e.IsDir() && p != root {

@@ -265,7 +265,7 @@ func TestWorkspaceRefusesDeniedPaths(t *testing.T) {
 func TestMasksOfTheDenyList(t *testing.T) {
 	dir := t.TempDir()
 	denyTree(t, dir)
-	got, err := DefaultDenyList().masks(dir, false)
+	got, err := DefaultDenyList().masks(context.Background(), dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestMasksOfTheDenyList(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("masks\n got %+v\nwant %+v", got, want)
 	}
-	ro, err := DefaultDenyList().masks(dir, true)
+	ro, err := DefaultDenyList().masks(context.Background(), dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func NewRunnerOptions(r Report, m Mode, o Options) *Runner {
 
 // Limits returns the limits the runner's commands run under, defaults
 // filled in, and whether they apply at all (Report.Prlimit is set).
-// Limits.Procs applies only when ProcLimits says so.
+// Limits.Procs applies only when ProcLimit says so.
 func (r *Runner) Limits() (Limits, bool) { return r.limits, r.report.Prlimit != "" }
 
 // ProcLimit reports whether Limits.Procs binds for the runner's commands.
@@ -173,7 +173,7 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 			deny = DefaultDenyList()
 		}
 		var err error
-		if s.masks, err = deny.masks(c.Workspace, readOnly); err != nil {
+		if s.masks, err = deny.masks(ctx, c.Workspace, readOnly); err != nil {
 			return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
 		}
 		if slices.ContainsFunc(s.masks, func(m mask) bool { return !m.writeOnly }) {

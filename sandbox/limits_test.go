@@ -291,13 +291,17 @@ func (l *limited) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// countMarked counts the processes whose command line holds marker.
+// countMarked counts the shells whose command line holds marker: the
+// bomb's processes, not bwrap's two, whose command lines hold it too.
 func countMarked(marker string) int {
 	ents, _ := os.ReadDir("/proc")
 	n := 0
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(b, []byte(marker)) {
+		if err != nil || !bytes.Contains(b, []byte(marker)) {
+			continue
+		}
+		if prog, _, _ := bytes.Cut(b, []byte{0}); filepath.Base(string(prog)) != "bwrap" {
 			n++
 		}
 	}
