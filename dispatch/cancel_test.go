@@ -166,3 +166,60 @@ func TestFinishTwiceReturnsTheSameBatch(t *testing.T) {
 		t.Errorf("second Finish: %+v", b2)
 	}
 }
+
+// TestALoneCallRunAfterTheStreamEndedIsStillAbandoned: a round whose only
+// call runs once the model's stream has ended (calls held until Finish, or
+// a pause tool, which runs last) has nothing to overlap with, yet running
+// it on the caller's goroutine would leave no one to abandon it: a tool
+// that ignores its deadline or the cancellation must not hold the round
+// past the grace period.
+func TestALoneCallRunAfterTheStreamEndedIsStillAbandoned(t *testing.T) {
+	const grace = 100 * time.Millisecond
+	tests := []struct {
+		name    string
+		pauses  bool // the tool is a pause tool (runs in Finish after the rest)
+		timeout time.Duration
+		cancel  bool // the round is cancelled once the tool runs
+		want    llm.ResultStatus
+		text    string
+	}{
+		{name: "held call ignoring the cancellation", cancel: true, want: llm.ResultAborted, text: "aborted by user after"},
+		{name: "held call ignoring its deadline", timeout: 50 * time.Millisecond, want: llm.ResultError, text: "did not finish within its deadline of 50ms"},
+		{name: "pause call ignoring the cancellation", pauses: true, cancel: true, want: llm.ResultAborted, text: "aborted by user after"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			release := make(chan struct{})
+			started := make(chan struct{})
+			stubborn := &fake{spec: tool.Spec{Name: "stubborn", Access: tool.ReadOnly, Pauses: tt.pauses, Timeout: tt.timeout},
+				run: func(context.Context, tool.Call) (tool.Output, error) {
+					close(started)
+					<-release
+					return tool.Output{Text: "finished anyway"}, nil
+				}}
+			d := New(Config{Tools: tool.NewSet(stubborn), Grace: grace, NoEarlyStart: true})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := d.Begin(ctx, RoundInfo{})
+			r.Add(llm.Call{ID: "s", Name: "stubborn", Args: `{}`})
+			done := make(chan *Batch, 1)
+			go func() { done <- r.Finish() }()
+			<-started
+			if tt.cancel {
+				cancel()
+			}
+			select {
+			case b := <-done:
+				if got := b.Results[0]; got.Status != tt.want || !strings.Contains(got.Content, tt.text) {
+					t.Errorf("got %+v, want %s with %q", got, tt.want, tt.text)
+				}
+				close(release)
+			case <-time.After(grace + 2*time.Second):
+				t.Error("Finish did not return after the grace period: the round waits on a tool that ignores it")
+				close(release)
+				<-done
+			}
+			goleak.VerifyNone(t)
+		})
+	}
+}
