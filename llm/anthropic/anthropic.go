@@ -1,16 +1,17 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -18,7 +19,7 @@ import (
 // Provider is the name this adapter gives its errors and opaque payloads.
 const Provider = "anthropic"
 
-// DefaultBaseURL is Anthropic's API root, without the /v1 the SDK adds.
+// DefaultBaseURL is Anthropic's API root, without the /v1 the adapter adds.
 const DefaultBaseURL = "https://api.anthropic.com"
 
 // minThinkingBudget is the smallest budget_tokens the API accepts.
@@ -26,9 +27,10 @@ const minThinkingBudget = 1024
 
 // Options configure a [Model].
 type Options struct {
-	// APIKey is sent as x-api-key. Empty means $ANTHROPIC_API_KEY.
+	// APIKey is sent as "Authorization: Bearer KEY", as the SDK sends it
+	// for this API version. Empty means $ANTHROPIC_API_KEY.
 	APIKey string
-	// BaseURL is the API root without /v1, as the SDK uses it. Empty means
+	// BaseURL is the API root without /v1, as the SDK takes it. Empty means
 	// $ANTHROPIC_BASE_URL, then [DefaultBaseURL].
 	BaseURL string
 	// Model is the model used when a request names none.
@@ -59,8 +61,8 @@ type Options struct {
 
 // Model is an [llm.Model] speaking the Anthropic Messages API.
 type Model struct {
-	client sdk.Client
-	opts   Options
+	opts     Options
+	endpoint *endpoint
 }
 
 // New returns a model configured by opts. It checks the options but makes no
@@ -75,7 +77,7 @@ func New(opts Options) (*Model, error) {
 	if opts.BaseURL == "" {
 		opts.BaseURL = DefaultBaseURL
 	}
-	// The SDK appends "v1/messages"; a base URL that already ends in /v1
+	// The adapter appends /v1/messages; a base URL that already ends in /v1
 	// would produce /v1/v1/messages, the commonest configuration mistake.
 	if strings.HasSuffix(strings.TrimRight(opts.BaseURL, "/"), "/v1") {
 		return nil, fmt.Errorf("anthropic: base URL %q must not end in /v1", opts.BaseURL)
@@ -86,42 +88,29 @@ func New(opts Options) (*Model, error) {
 	if opts.MaxTokens < 0 {
 		return nil, fmt.Errorf("anthropic: negative max tokens %d", opts.MaxTokens)
 	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	client := sdk.NewClient(
-		// rein resolves its own configuration; the SDK's defaults would
-		// also read credential profiles from disk.
-		option.WithoutEnvironmentDefaults(),
-		option.WithAPIKey(opts.APIKey),
-		option.WithBaseURL(opts.BaseURL),
-		option.WithHTTPClient(hc),
-		// Retries belong to llm.WithRetry, which knows whether anything of
-		// the round was shown already.
-		option.WithMaxRetries(0),
-	)
-	return &Model{client: client, opts: opts}, nil
+	// Retries belong to llm.WithRetry, which knows whether anything of the
+	// round was shown already; the endpoint sends each request once.
+	return &Model{opts: opts, endpoint: newEndpoint(&opts)}, nil
 }
 
-// Stream sends one request. Errors before the response are returned from
-// the first Recv when streaming and from Stream otherwise.
+// Stream sends one request. Errors before the response (a refused
+// connection, an error status) are returned from Stream, streaming or not.
 func (m *Model) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-	params, reqOpts, err := m.params(req)
+	stream := !m.opts.DisableStreaming
+	body, err := m.body(req, stream)
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.BadRequest, Provider: Provider, Message: err.Error(), Err: err}
 	}
-	if !m.opts.DisableStreaming {
-		s := m.client.Messages.NewStreaming(ctx, params, reqOpts...)
-		return newSSEStream(ctx, s, req.Tools), nil
-	}
-	// The SDK refuses non-streaming calls whose max_tokens suggests more
-	// than ten minutes of generation unless a timeout is given; the
-	// caller's context is the real bound, so give it a generous one.
-	reqOpts = append(reqOpts, option.WithRequestTimeout(time.Hour))
-	msg, err := m.client.Messages.New(ctx, params, reqOpts...)
+	resp, err := m.endpoint.post(ctx, body)
 	if err != nil {
-		return nil, mapError(ctx, err, false)
+		return nil, err
+	}
+	if stream {
+		return newSSEStream(ctx, resp, req.Tools), nil
+	}
+	msg, err := readMessage(ctx, resp)
+	if err != nil {
+		return nil, err
 	}
 	s := &jsonStream{}
 	s.asm.init(req.Tools)
@@ -129,6 +118,29 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error
 		return nil, err
 	}
 	return s, nil
+}
+
+// readMessage reads a non-streamed response as the SDK's Messages.New read
+// it: a JSON body (by its content type) decoded into sdk.Message; anything
+// else is a broken response.
+func readMessage(ctx context.Context, resp *http.Response) (*sdk.Message, error) {
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, mapError(ctx, fmt.Errorf("error reading response body: %w", err), false)
+	}
+	ct := resp.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	if !strings.Contains(mt, "application/json") && !strings.HasSuffix(mt, "+json") {
+		return nil, mapError(ctx, fmt.Errorf("response of content type %q, not JSON", ct), false)
+	}
+	msg := new(sdk.Message)
+	// A decoder, as the SDK used: it reads the first JSON value and
+	// ignores what trails it.
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(msg); err != nil {
+		return nil, mapError(ctx, fmt.Errorf("error parsing response json: %w", err), false)
+	}
+	return msg, nil
 }
 
 // jsonStream replays the events of a complete non-streamed response.

@@ -6,17 +6,30 @@ import (
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/textcall"
 )
 
-// params builds the Messages request for req.
-func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.RequestOption, error) {
+// body encodes the Messages request for req, streamed or not.
+func (m *Model) body(req *llm.Request, stream bool) ([]byte, error) {
+	p, temperature, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	b, err := p.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return withFields(b, temperature, stream)
+}
+
+// params builds the Messages request for req, and the temperature to add to
+// it, which the SDK's parameters have no field for.
+func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, *float64, error) {
 	var p sdk.MessageNewParams
-	var opts []option.RequestOption
+	var temperature *float64
 	model := req.Model
 	if model == "" {
 		model = m.opts.Model
@@ -44,7 +57,7 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.Request
 	} else if req.Temperature != nil {
 		// This SDK version has no temperature field; the API still takes
 		// one, except with thinking, where only the default is allowed.
-		opts = append(opts, option.WithJSONSet("temperature", *req.Temperature))
+		temperature = req.Temperature
 	}
 	p.MaxTokens = int64(maxTokens)
 
@@ -63,7 +76,7 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.Request
 	if m.opts.PromptCache {
 		markCache(&p)
 	}
-	return p, opts, nil
+	return p, temperature, nil
 }
 
 // defaultMaxTokens returns max_tokens for a model when nobody chose one: the

@@ -105,7 +105,7 @@ func protocolError(format string, args ...any) error {
 
 // message replays a complete response as the events a stream would carry.
 func (a *assembler) message(msg *sdk.Message) error {
-	a.start(msg.ID, string(msg.Model), msg.Usage)
+	a.start(msg.ID, string(msg.Model), usageOf(&msg.Usage))
 	for i := range msg.Content {
 		c := &msg.Content[i]
 		bs := blockStart{
@@ -121,7 +121,7 @@ func (a *assembler) message(msg *sdk.Message) error {
 			return err
 		}
 		if c.Type == "tool_use" {
-			if err := a.delta(i, &sdk.MessageStreamEventUnionDelta{Type: "input_json_delta", PartialJSON: string(c.Input)}); err != nil {
+			if err := a.delta(i, "input_json_delta", string(c.Input)); err != nil {
 				return err
 			}
 		}
@@ -137,7 +137,7 @@ func (a *assembler) message(msg *sdk.Message) error {
 func (a *assembler) event(ev *sdk.MessageStreamEventUnion) error {
 	switch ev.Type {
 	case "message_start":
-		a.start(ev.Message.ID, string(ev.Message.Model), ev.Message.Usage)
+		a.start(ev.Message.ID, string(ev.Message.Model), usageOf(&ev.Message.Usage))
 	case "content_block_start":
 		cb := &ev.ContentBlock
 		bs := blockStart{
@@ -149,14 +149,14 @@ func (a *assembler) event(ev *sdk.MessageStreamEventUnion) error {
 		}
 		return a.blockStart(int(ev.Index), bs)
 	case "content_block_delta":
-		return a.delta(int(ev.Index), &ev.Delta)
+		return a.delta(int(ev.Index), ev.Delta.Type, deltaPayload(&ev.Delta))
 	case "content_block_stop":
 		return a.blockStop(int(ev.Index))
 	case "message_delta":
 		if ev.Delta.StopReason != "" {
 			a.stopReason = string(ev.Delta.StopReason)
 		}
-		a.deltaUsage(&ev.Usage)
+		a.deltaUsage(deltaUsageOf(&ev.Usage))
 	case "message_stop":
 		return a.finish()
 	}
@@ -165,10 +165,14 @@ func (a *assembler) event(ev *sdk.MessageStreamEventUnion) error {
 	return nil
 }
 
-func (a *assembler) start(id, model string, u sdk.Usage) {
+func (a *assembler) start(id, model string, u usage) {
 	a.started = true
 	a.id, a.model = id, model
-	a.usage = usage{
+	a.usage = u
+}
+
+func usageOf(u *sdk.Usage) usage {
+	return usage{
 		input:      u.InputTokens,
 		cacheWrite: u.CacheCreationInputTokens,
 		cacheRead:  u.CacheReadInputTokens,
@@ -177,23 +181,43 @@ func (a *assembler) start(id, model string, u sdk.Usage) {
 	}
 }
 
+// count is a token count of message_delta, which may leave it out.
+type count struct {
+	n    int64
+	sent bool
+}
+
+// usageDelta is message_delta's usage.
+type usageDelta struct {
+	input, cacheWrite, cacheRead, output, thinking count
+}
+
+func deltaUsageOf(u *sdk.MessageDeltaUsage) usageDelta {
+	return usageDelta{
+		input:      count{u.InputTokens, u.JSON.InputTokens.Valid()},
+		cacheWrite: count{u.CacheCreationInputTokens, u.JSON.CacheCreationInputTokens.Valid()},
+		cacheRead:  count{u.CacheReadInputTokens, u.JSON.CacheReadInputTokens.Valid()},
+		output:     count{u.OutputTokens, u.JSON.OutputTokens.Valid()},
+		thinking:   count{u.OutputTokensDetails.ThinkingTokens, u.OutputTokensDetails.JSON.ThinkingTokens.Valid()},
+	}
+}
+
 // deltaUsage applies message_delta usage, whose counts are cumulative; a
-// field left out keeps the message_start value.
-func (a *assembler) deltaUsage(u *sdk.MessageDeltaUsage) {
-	if u.JSON.InputTokens.Valid() {
-		a.usage.input = u.InputTokens
-	}
-	if u.JSON.CacheCreationInputTokens.Valid() {
-		a.usage.cacheWrite = u.CacheCreationInputTokens
-	}
-	if u.JSON.CacheReadInputTokens.Valid() {
-		a.usage.cacheRead = u.CacheReadInputTokens
-	}
-	if u.JSON.OutputTokens.Valid() {
-		a.usage.output = u.OutputTokens
-	}
-	if u.OutputTokensDetails.JSON.ThinkingTokens.Valid() {
-		a.usage.thinking = u.OutputTokensDetails.ThinkingTokens
+// count left out keeps the message_start value.
+func (a *assembler) deltaUsage(u usageDelta) {
+	for _, c := range [...]struct {
+		dst *int64
+		c   count
+	}{
+		{&a.usage.input, u.input},
+		{&a.usage.cacheWrite, u.cacheWrite},
+		{&a.usage.cacheRead, u.cacheRead},
+		{&a.usage.output, u.output},
+		{&a.usage.thinking, u.thinking},
+	} {
+		if c.c.sent {
+			*c.dst = c.c.n
+		}
 	}
 }
 
@@ -252,31 +276,48 @@ func (a *assembler) thinking(b *block, s string) {
 	a.emit(llm.Event{Kind: llm.EventReasoning, Delta: s})
 }
 
-func (a *assembler) delta(index int, d *sdk.MessageStreamEventUnionDelta) error {
+// deltaPayload is the field of a decoded delta that its type carries.
+func deltaPayload(d *sdk.MessageStreamEventUnionDelta) string {
+	switch d.Type {
+	case "text_delta":
+		return d.Text
+	case "thinking_delta":
+		return d.Thinking
+	case "signature_delta":
+		return d.Signature
+	case "input_json_delta":
+		return d.PartialJSON
+	}
+	return ""
+}
+
+// delta applies a content_block_delta of type typ whose field (text,
+// thinking, signature or partial_json, by type) is s.
+func (a *assembler) delta(index int, typ, s string) error {
 	b, err := a.open(index)
 	if err != nil {
 		return err
 	}
-	switch d.Type {
+	switch typ {
 	case "text_delta":
 		if b.typ != "text" {
 			return protocolError("text delta for a %s block", b.typ)
 		}
-		a.text(b, d.Text)
+		a.text(b, s)
 	case "thinking_delta":
 		if b.typ != "thinking" {
 			return protocolError("thinking delta for a %s block", b.typ)
 		}
-		a.thinking(b, d.Thinking)
+		a.thinking(b, s)
 	case "signature_delta":
-		b.signature += d.Signature
+		b.signature += s
 	case "input_json_delta":
-		if d.PartialJSON == "" {
+		if s == "" {
 			return nil
 		}
-		b.input.WriteString(d.PartialJSON)
+		b.input.WriteString(s)
 		if b.typ == "tool_use" {
-			a.emit(llm.Event{Kind: llm.EventCallDelta, Index: b.call, Delta: d.PartialJSON})
+			a.emit(llm.Event{Kind: llm.EventCallDelta, Index: b.call, Delta: s})
 		}
 	}
 	// Other deltas (citations) add nothing rein keeps.
