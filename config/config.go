@@ -72,12 +72,44 @@
 // how a built-in provider gets defaults, since [providers.NAME] may not
 // reuse a built-in name.
 //
+// # The sandbox
+//
+// The [sandbox] table (Sandbox) sets the resource limits of the commands
+// exec and code_execution run, and changes the workspace's deny list,
+// which the file tools and the commands follow (package sandbox):
+//
+//	[sandbox]
+//	memory         = "4GiB"    # per process; "none" (or -1) for no limit
+//	cpu_time       = "10m"     # per process; "0s" is the call's timeout, "none" no limit
+//	max_processes  = 2048      # at once; counted inside bubblewrap only
+//	max_file_size  = "512MiB"
+//	max_open_files = 4096
+//	deny_read      = ["secrets/**", "*.key"]  # neither read nor written, beside the defaults
+//	deny_write     = ["Makefile"]             # read but not written, beside the defaults
+//	allow          = ["**/.env.example"]      # exempt; a default pattern listed here is removed
+//
+// A key left out keeps the default (sandbox.Limits, sandbox.DenyRules). A
+// size is a whole number of bytes, or a string of a number and a unit:
+// K, M, G or T, in any case, alone or followed by B or iB, is a power of
+// 1024 — "100KB" is 102400 bytes, "2G" and "2GiB" the same — since the
+// limits are of memory and files, which are counted that way; B is bytes,
+// and a fraction ("1.5GiB") is rounded down to a whole byte. A duration is
+// a Go duration ("90s", "1m30s"); CPU time is counted in whole seconds,
+// rounded up. A pattern is a doublestar glob relative to the workspace
+// root, as sandbox.DenyRules describes.
+//
 // The package only reads and checks the file; package provider decides what
 // it means. A table of a built-in provider is checked against its protocol
 // by package provider, which knows the built-in providers.
 package config
 
-import "github.com/reinhq/rein/tools/mcp"
+import (
+	"slices"
+	"time"
+
+	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/tools/mcp"
+)
 
 // File is the parsed configuration file.
 type File struct {
@@ -92,6 +124,8 @@ type File struct {
 	// MCP configures MCP servers, whose tools are offered as deferred
 	// tools (a manifest line each, loaded with load_tools).
 	MCP MCP `toml:"mcp"`
+	// Sandbox sets the limits of commands and changes the deny list.
+	Sandbox Sandbox `toml:"sandbox"`
 
 	// Path is where the file was read from; empty when there was none.
 	Path string `toml:"-"`
@@ -102,6 +136,79 @@ type File struct {
 // call_timeout, trusted).
 type MCP struct {
 	Servers map[string]mcp.ServerConfig `toml:"servers"`
+}
+
+// Sandbox is the [sandbox] table. Its limits mean what sandbox.Limits'
+// fields mean: 0 is the default (for CPUTime, the call's timeout) and
+// NoLimit is no limit. The deny lists are doublestar patterns, added to
+// the defaults of sandbox.DenyRules (Allow exempts paths from them).
+type Sandbox struct {
+	// Memory is the bytes each process may allocate (sandbox.Limits.Memory).
+	Memory int64 `toml:"memory"`
+	// CPUTime is the processor time each process may use.
+	CPUTime time.Duration `toml:"cpu_time"`
+	// MaxProcesses is how many processes and threads a command may run at
+	// once, inside bubblewrap.
+	MaxProcesses int `toml:"max_processes"`
+	// MaxFileSize is the largest file a process may write, in bytes.
+	MaxFileSize int64 `toml:"max_file_size"`
+	// MaxOpenFiles is how many files each process may have open.
+	MaxOpenFiles int `toml:"max_open_files"`
+	// DenyRead are paths neither read nor written.
+	DenyRead []string `toml:"deny_read"`
+	// DenyWrite are paths read but not written.
+	DenyWrite []string `toml:"deny_write"`
+	// Allow are paths exempt from the deny list, defaults included.
+	Allow []string `toml:"allow"`
+
+	// errs are what UnmarshalTOML found wrong, reported by check.
+	errs []error
+}
+
+// NoLimit is the value of a [sandbox] limit set to "none" (or -1).
+const NoLimit = -1
+
+// SandboxKeys are the settings of the [sandbox] table.
+var SandboxKeys = []string{"memory", "cpu_time", "max_processes", "max_file_size", "max_open_files", "deny_read", "deny_write", "allow"}
+
+// Options returns the table as package sandbox takes it, for
+// sandbox.OpenOptions (Deny) and sandbox.NewRunnerOptions (Limits).
+func (s *Sandbox) Options() sandbox.Options {
+	return sandbox.Options{
+		Limits: sandbox.Limits{
+			Memory:    s.Memory,
+			CPU:       s.CPUTime,
+			Procs:     s.MaxProcesses,
+			FileSize:  s.MaxFileSize,
+			OpenFiles: s.MaxOpenFiles,
+		},
+		Deny: sandbox.DenyRules{
+			Read:  slices.Clone(s.DenyRead),
+			Write: slices.Clone(s.DenyWrite),
+			Allow: slices.Clone(s.Allow),
+		},
+	}
+}
+
+// LimitsSet returns the names of the limits the table gives, in
+// SandboxKeys' order; cpu_time "0s" is the default, so it is not named.
+func (s *Sandbox) LimitsSet() []string {
+	var names []string
+	for _, l := range []struct {
+		name string
+		set  bool
+	}{
+		{"memory", s.Memory != 0},
+		{"cpu_time", s.CPUTime != 0},
+		{"max_processes", s.MaxProcesses != 0},
+		{"max_file_size", s.MaxFileSize != 0},
+		{"max_open_files", s.MaxOpenFiles != 0},
+	} {
+		if l.set {
+			names = append(names, l.name)
+		}
+	}
+	return names
 }
 
 // Provider is a named provider.

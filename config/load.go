@@ -5,13 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/reinhq/rein/sandbox"
 )
 
 // Path returns where the configuration file is looked for:
@@ -124,6 +130,7 @@ func (f *File) check() error {
 			errs = append(errs, p.Models[m].check(fmt.Sprintf("%s.models.%q", at, m), protocol)...)
 		}
 	}
+	errs = append(errs, f.Sandbox.check()...)
 	for _, m := range sortedKeys(f.Models) {
 		at := fmt.Sprintf("models.%q", m)
 		prov, name, ok := strings.Cut(m, ":")
@@ -319,4 +326,260 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// UnmarshalTOML reads the [sandbox] table, whose values may be written
+// more than one way (a size as a number or a string with a unit, "none"
+// for no limit). It records what is wrong instead of stopping at it, so
+// that check reports every bad value, each with its key.
+func (s *Sandbox) UnmarshalTOML(v any) error {
+	*s = Sandbox{}
+	t, ok := v.(map[string]any)
+	if !ok {
+		s.errs = append(s.errs, fmt.Errorf("sandbox: want a table ([sandbox] with %s), not %s", strings.Join(SandboxKeys, ", "), tomlType(v)))
+		return nil
+	}
+	for _, k := range sortedKeys(t) {
+		v := t[k]
+		var err error
+		switch k {
+		case "memory":
+			s.Memory, err = parseSize(v, sandbox.DefaultMemory)
+		case "max_file_size":
+			s.MaxFileSize, err = parseSize(v, sandbox.DefaultFileSize)
+		case "cpu_time":
+			s.CPUTime, err = parseCPUTime(v)
+		case "max_processes":
+			s.MaxProcesses, err = parseCount(v, sandbox.DefaultProcs)
+		case "max_open_files":
+			s.MaxOpenFiles, err = parseCount(v, sandbox.DefaultOpenFiles)
+		case "deny_read":
+			s.DenyRead, err = parsePatterns(k, v)
+		case "deny_write":
+			s.DenyWrite, err = parsePatterns(k, v)
+		case "allow":
+			s.Allow, err = parsePatterns(k, v)
+		default:
+			s.errs = append(s.errs, fmt.Errorf("unknown setting sandbox.%s (the [sandbox] settings are %s)", k, strings.Join(SandboxKeys, ", ")))
+		}
+		var pe patternErrors
+		switch {
+		case errors.As(err, &pe):
+			s.errs = append(s.errs, pe...)
+		case err != nil:
+			s.errs = append(s.errs, fmt.Errorf("sandbox: %s %s: %w", k, show(v), err))
+		}
+	}
+	return nil
+}
+
+// check returns what UnmarshalTOML found wrong and, when the patterns
+// passed, what package sandbox would refuse of the deny list, so that a
+// file this package accepts always opens a workspace.
+func (s *Sandbox) check() []error {
+	if len(s.errs) > 0 {
+		return s.errs
+	}
+	if _, err := sandbox.NewDenyList(s.Options().Deny); err != nil {
+		return []error{fmt.Errorf("sandbox: %w", err)}
+	}
+	return nil
+}
+
+// sizeUnits are the units of sizes, lower case; all are powers of 1024.
+var sizeUnits = map[string]int64{
+	"": 1, "b": 1,
+	"k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
+	"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+	"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
+	"t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
+}
+
+const sizeHint = `want a size such as "512MiB" or "2GiB" (K, M, G and T are powers of 1024, with or without B or iB), a whole number of bytes, or "none" (or -1) for no limit`
+
+// parseSize reads a size in bytes: a whole number, a string of a number
+// and a unit, or "none" or -1 (NoLimit). Zero is refused: package sandbox
+// would take it for the default (def), where whoever wrote it more likely
+// meant nothing at all.
+func parseSize(v any, def int64) (int64, error) {
+	switch v := v.(type) {
+	case int64:
+		return limitInt(v, sandbox.FormatBytes(def))
+	case string:
+		s := strings.TrimSpace(v)
+		if isNone(s) {
+			return NoLimit, nil
+		}
+		i := strings.IndexFunc(s, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
+		if i < 0 {
+			i = len(s)
+		}
+		num, unit := s[:i], strings.ToLower(strings.TrimSpace(s[i:]))
+		mult, ok := sizeUnits[unit]
+		n, numOK := new(big.Rat).SetString(num)
+		if num == "" || !numOK {
+			if num == "" && strings.HasPrefix(s, "-") {
+				return 0, errors.New(`a size may not be negative; ` + sizeHint)
+			}
+			return 0, errors.New(sizeHint)
+		}
+		if !ok {
+			return 0, fmt.Errorf("unknown unit %q; %s", s[i:], sizeHint)
+		}
+		n.Mul(n, new(big.Rat).SetInt64(mult))
+		b := new(big.Int).Quo(n.Num(), n.Denom())
+		if !b.IsInt64() {
+			return 0, errors.New("too large; " + sizeHint)
+		}
+		return limitInt(b.Int64(), sandbox.FormatBytes(def))
+	}
+	return 0, errors.New(sizeHint)
+}
+
+// parseCount reads a number of processes or files: a positive whole
+// number, or "none" or -1 (NoLimit).
+func parseCount(v any, def int) (int, error) {
+	switch v := v.(type) {
+	case int64:
+		if v > math.MaxInt32 {
+			return 0, fmt.Errorf("too large; want at most %d, or \"none\" (or -1) for no limit", math.MaxInt32)
+		}
+		n, err := limitInt(v, fmt.Sprint(def))
+		return int(n), err
+	case string:
+		if isNone(v) {
+			return NoLimit, nil
+		}
+	}
+	return 0, fmt.Errorf(`want a whole number such as %d, or "none" (or -1) for no limit`, def)
+}
+
+// limitInt checks a limit given as a whole number: positive, or -1 for
+// none. def is the default, for the error.
+func limitInt(v int64, def string) (int64, error) {
+	switch {
+	case v == 0:
+		return 0, fmt.Errorf(`0 allows nothing; leave the key out for the default (%s), or use "none" (or -1) for no limit`, def)
+	case v < NoLimit:
+		return 0, errors.New(`a limit may not be negative; use "none" (or -1) for no limit`)
+	}
+	return v, nil
+}
+
+const durationHint = `want a duration such as "90s" or "10m", "0s" for the call's timeout (the default), or "none" (or -1) for no limit`
+
+// parseCPUTime reads the CPU time: a Go duration, 0 (the call's timeout),
+// or "none" or -1 (NoLimit).
+func parseCPUTime(v any) (time.Duration, error) {
+	switch v := v.(type) {
+	case int64:
+		switch {
+		case v == 0 || v == NoLimit:
+			return time.Duration(v), nil
+		case v > 0:
+			return 0, fmt.Errorf("a number without a unit; write \"%ds\" for seconds", v)
+		}
+		return 0, errors.New(`a duration may not be negative; use "none" (or -1) for no limit`)
+	case string:
+		if isNone(v) {
+			return NoLimit, nil
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			return 0, errors.New(durationHint)
+		case d < 0:
+			return 0, errors.New(`a duration may not be negative; use "none" (or -1) for no limit`)
+		}
+		return d, nil
+	}
+	return 0, errors.New(durationHint)
+}
+
+func isNone(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.EqualFold(s, "none") || s == "-1"
+}
+
+const patternHint = `want a glob relative to the workspace root, such as ".env*", "*.key" or "config/secrets/**"`
+
+// patternErrors are the errors of a list's patterns, each naming its key
+// and index.
+type patternErrors []error
+
+func (e patternErrors) Error() string { return errors.Join(e...).Error() }
+
+// parsePatterns reads the list of deny-list patterns of key, each a
+// doublestar glob relative to the workspace root. The error names each
+// bad pattern (patternErrors), or says the value is not a list.
+func parsePatterns(key string, v any) ([]string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, errors.New(`want a list of patterns, such as ["secrets/**", "*.key"]`)
+	}
+	out := make([]string, 0, len(list))
+	var errs patternErrors
+	for i, e := range list {
+		p, ok := e.(string)
+		if !ok {
+			errs = append(errs, fmt.Errorf("sandbox: %s[%d] %s: %s, not a pattern; %s", key, i, show(e), tomlType(e), patternHint))
+			continue
+		}
+		if err := checkPattern(p); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox: %s[%d] %q: %w", key, i, p, err))
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// checkPattern checks a pattern as package sandbox reads it: leading and
+// trailing slashes are dropped, so "/build" is build at the root.
+func checkPattern(p string) error {
+	glob := strings.Trim(strings.TrimSpace(p), "/")
+	switch {
+	case glob == "":
+		return errors.New("an empty pattern; " + patternHint)
+	case slices.Contains(strings.Split(glob, "/"), ".."):
+		return errors.New("a pattern may not hold \"..\": the deny list covers the workspace only; " + patternHint)
+	case !doublestar.ValidatePattern(glob):
+		return errors.New(`not a valid glob (an unclosed "[" or "{", or a "\" at the end); ` + patternHint)
+	}
+	return nil
+}
+
+// show writes a TOML value as it was given, for errors.
+func show(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", v)
+	case []any:
+		return "[…]"
+	case map[string]any:
+		return "{…}"
+	}
+	return fmt.Sprint(v)
+}
+
+// tomlType names the TOML type of a decoded value.
+func tomlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case []any, []map[string]any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	}
+	return "a date or time"
 }

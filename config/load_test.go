@@ -4,8 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/reinhq/rein/sandbox"
 )
 
 const example = `
@@ -299,5 +303,226 @@ func TestLoadDefault(t *testing.T) {
 	os.WriteFile(p, []byte("model = ["), 0o644)
 	if _, err := LoadDefault(env); err == nil || !strings.Contains(err.Error(), p) {
 		t.Errorf("a broken file: error %v, want one naming %s", err, p)
+	}
+}
+
+func TestParseReadsTheSandboxTable(t *testing.T) {
+	f, err := Parse(`
+[sandbox]
+memory         = "512MiB"
+cpu_time       = "1m30s"
+max_processes  = 256
+max_file_size  = 1048576
+max_open_files = "none"
+deny_read      = ["secrets/**", "*.key"]
+deny_write     = ["Makefile", "/ci/"]
+allow          = ["**/.env.example"]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Sandbox{
+		Memory: 512 << 20, CPUTime: 90 * time.Second, MaxProcesses: 256, MaxFileSize: 1 << 20, MaxOpenFiles: NoLimit,
+		DenyRead: []string{"secrets/**", "*.key"}, DenyWrite: []string{"Makefile", "/ci/"}, Allow: []string{"**/.env.example"},
+	}
+	if !reflect.DeepEqual(f.Sandbox, want) {
+		t.Errorf("got  %+v\nwant %+v", f.Sandbox, want)
+	}
+	o := f.Sandbox.Options()
+	wantOpts := sandbox.Options{
+		Limits: sandbox.Limits{Memory: 512 << 20, CPU: 90 * time.Second, Procs: 256, FileSize: 1 << 20, OpenFiles: -1},
+		Deny:   sandbox.DenyRules{Read: want.DenyRead, Write: want.DenyWrite, Allow: want.Allow},
+	}
+	if !reflect.DeepEqual(o, wantOpts) {
+		t.Errorf("Options() = %+v\nwant %+v", o, wantOpts)
+	}
+	if got := f.Sandbox.LimitsSet(); !slices.Equal(got, []string{"memory", "cpu_time", "max_processes", "max_file_size", "max_open_files"}) {
+		t.Errorf("LimitsSet() = %v", got)
+	}
+
+	// Without the table, every limit and the deny list are the defaults.
+	f, err = Parse("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := f.Sandbox.Options(); !reflect.DeepEqual(o.Limits, sandbox.Limits{}) || len(o.Deny.Read)+len(o.Deny.Write)+len(o.Deny.Allow) != 0 || len(f.Sandbox.LimitsSet()) != 0 {
+		t.Errorf("an empty file: %+v", o)
+	}
+}
+
+func TestParseSandboxValues(t *testing.T) {
+	const none = NoLimit
+	for _, tc := range []struct {
+		value string
+		size  int64 // memory and max_file_size
+	}{
+		{`1`, 1},
+		{`2147483648`, 2 << 30},
+		{`-1`, none},
+		{`"none"`, none},
+		{`"None"`, none},
+		{`"-1"`, none},
+		{`"4096"`, 4096},
+		{`"100B"`, 100},
+		{`"100K"`, 100 << 10},
+		{`"100KB"`, 100 << 10},
+		{`"100KiB"`, 100 << 10},
+		{`"100kb"`, 100 << 10},
+		{`"512MiB"`, 512 << 20},
+		{`"512m"`, 512 << 20},
+		{`"1G"`, 1 << 30},
+		{`"2GB"`, 2 << 30},
+		{`"2GiB"`, 2 << 30},
+		{`"2 GiB"`, 2 << 30}, // as rein doctor writes it
+		{`" 3g "`, 3 << 30},
+		{`"1.5GiB"`, 3 << 29},
+		{`"0.5K"`, 512},
+		{`"1.0001K"`, 1024}, // rounded down to a byte
+		{`"1T"`, 1 << 40},
+		{`"1TiB"`, 1 << 40},
+	} {
+		for _, key := range []string{"memory", "max_file_size"} {
+			f, err := Parse("[sandbox]\n" + key + " = " + tc.value)
+			if err != nil {
+				t.Errorf("%s = %s: %v", key, tc.value, err)
+				continue
+			}
+			got := f.Sandbox.Memory
+			if key == "max_file_size" {
+				got = f.Sandbox.MaxFileSize
+			}
+			if got != tc.size {
+				t.Errorf("%s = %s: %d bytes, want %d", key, tc.value, got, tc.size)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+	}{
+		{`"90s"`, 90 * time.Second},
+		{`"1h"`, time.Hour},
+		{`"500ms"`, 500 * time.Millisecond},
+		{`"0s"`, 0},
+		{`"0"`, 0},
+		{`0`, 0},
+		{`-1`, none},
+		{`"none"`, none},
+	} {
+		f, err := Parse("[sandbox]\ncpu_time = " + tc.value)
+		if err != nil || f.Sandbox.CPUTime != tc.want {
+			t.Errorf("cpu_time = %s: %v, %v; want %v", tc.value, f.Sandbox.CPUTime, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		value string
+		want  int
+	}{
+		{`1`, 1},
+		{`4096`, 4096},
+		{`-1`, none},
+		{`"none"`, none},
+	} {
+		for _, key := range []string{"max_processes", "max_open_files"} {
+			f, err := Parse("[sandbox]\n" + key + " = " + tc.value)
+			if err != nil {
+				t.Errorf("%s = %s: %v", key, tc.value, err)
+				continue
+			}
+			got := f.Sandbox.MaxProcesses
+			if key == "max_open_files" {
+				got = f.Sandbox.MaxOpenFiles
+			}
+			if got != tc.want {
+				t.Errorf("%s = %s: %d, want %d", key, tc.value, got, tc.want)
+			}
+		}
+	}
+	// Patterns: an empty list is no change; a dotted table works as well.
+	for _, text := range []string{
+		"[sandbox]\ndeny_read = []\nallow = []",
+		"sandbox.deny_read = [\"*.key\"]",
+		"sandbox = { memory = \"1G\", deny_write = [\"**/Makefile\", \"/build/\", \"{a,b}/*.lock\", \"[ab]?c\"] }",
+	} {
+		if _, err := Parse(text); err != nil {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
+}
+
+func TestParseRejectsSandboxValues(t *testing.T) {
+	const (
+		sizeHint    = `want a size such as "512MiB" or "2GiB" (K, M, G and T are powers of 1024`
+		countHint   = `want a whole number such as`
+		patternHint = `want a glob relative to the workspace root`
+	)
+	for _, tc := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"unknown key", "[sandbox]\nmemroy = \"1G\"",
+			[]string{"unknown setting sandbox.memroy (the [sandbox] settings are memory, cpu_time, max_processes, max_file_size, max_open_files, deny_read, deny_write, allow)"}},
+		{"a subtable", "[sandbox.limits]\nmemory = \"1G\"", []string{"unknown setting sandbox.limits"}},
+		{"not a table", "sandbox = true", []string{"sandbox: want a table ([sandbox] with memory, cpu_time", "not a boolean"}},
+		{"unknown unit", "[sandbox]\nmemory = \"2XB\"", []string{`sandbox: memory "2XB": unknown unit "XB"; ` + sizeHint}},
+		{"a unit without a number", "[sandbox]\nmemory = \"GiB\"", []string{`sandbox: memory "GiB": ` + sizeHint}},
+		{"two dots", "[sandbox]\nmemory = \"1.2.3G\"", []string{`sandbox: memory "1.2.3G": ` + sizeHint}},
+		{"an exponent", "[sandbox]\nmemory = \"1e9\"", []string{`sandbox: memory "1e9": unknown unit "e9"`}},
+		{"a negative size", "[sandbox]\nmax_file_size = \"-2G\"", []string{`sandbox: max_file_size "-2G": a size may not be negative`}},
+		{"a negative number", "[sandbox]\nmemory = -2", []string{`sandbox: memory -2: a limit may not be negative; use "none" (or -1) for no limit`}},
+		{"zero bytes", "[sandbox]\nmemory = 0",
+			[]string{`sandbox: memory 0: 0 allows nothing; leave the key out for the default (2 GiB), or use "none" (or -1) for no limit`}},
+		{"zero with a unit", "[sandbox]\nmax_file_size = \"0GiB\"", []string{`sandbox: max_file_size "0GiB": 0 allows nothing; leave the key out for the default (1 GiB)`}},
+		{"less than a byte", "[sandbox]\nmemory = \"0.5B\"", []string{`sandbox: memory "0.5B": 0 allows nothing`}},
+		{"too large", "[sandbox]\nmemory = \"9000000000T\"", []string{`sandbox: memory "9000000000T": too large`}},
+		{"a float", "[sandbox]\nmemory = 1.5", []string{"sandbox: memory 1.5: " + sizeHint}},
+		{"a boolean size", "[sandbox]\nmax_file_size = false", []string{"sandbox: max_file_size false: " + sizeHint}},
+		{"a duration without a unit", "[sandbox]\ncpu_time = 90", []string{`sandbox: cpu_time 90: a number without a unit; write "90s" for seconds`}},
+		{"a bad duration", "[sandbox]\ncpu_time = \"90 seconds\"",
+			[]string{`sandbox: cpu_time "90 seconds": want a duration such as "90s" or "10m", "0s" for the call's timeout (the default), or "none" (or -1) for no limit`}},
+		{"a negative duration", "[sandbox]\ncpu_time = \"-5s\"", []string{`sandbox: cpu_time "-5s": a duration may not be negative`}},
+		{"a negative integer duration", "[sandbox]\ncpu_time = -5", []string{`sandbox: cpu_time -5: a duration may not be negative`}},
+		{"a list as a duration", "[sandbox]\ncpu_time = [1]", []string{`sandbox: cpu_time […]: want a duration`}},
+		{"zero processes", "[sandbox]\nmax_processes = 0",
+			[]string{`sandbox: max_processes 0: 0 allows nothing; leave the key out for the default (1024), or use "none" (or -1) for no limit`}},
+		{"negative open files", "[sandbox]\nmax_open_files = -3", []string{`sandbox: max_open_files -3: a limit may not be negative`}},
+		{"a count as a string", "[sandbox]\nmax_open_files = \"4096\"", []string{`sandbox: max_open_files "4096": ` + countHint + ` 1024, or "none" (or -1) for no limit`}},
+		{"a count with a unit", "[sandbox]\nmax_processes = \"1K\"", []string{`sandbox: max_processes "1K": ` + countHint}},
+		{"too many processes", "[sandbox]\nmax_processes = 4294967296", []string{`sandbox: max_processes 4294967296: too large; want at most 2147483647`}},
+		{"patterns not a list", "[sandbox]\ndeny_read = \"*.key\"", []string{`sandbox: deny_read "*.key": want a list of patterns, such as ["secrets/**", "*.key"]`}},
+		{"a pattern not a string", "[sandbox]\nallow = [\"ok\", 5]", []string{"sandbox: allow[1] 5: an integer, not a pattern; " + patternHint}},
+		{"an empty pattern", "[sandbox]\ndeny_write = [\"\"]", []string{`sandbox: deny_write[0] "": an empty pattern; ` + patternHint}},
+		{"a slash only", "[sandbox]\ndeny_write = [\"/\"]", []string{`sandbox: deny_write[0] "/": an empty pattern`}},
+		{"a pattern leaving the workspace", "[sandbox]\ndeny_read = [\"ok\", \"../secrets\"]",
+			[]string{`sandbox: deny_read[1] "../secrets": a pattern may not hold "..": the deny list covers the workspace only; ` + patternHint}},
+		{"an unclosed bracket", "[sandbox]\ndeny_read = [\"[ab\"]", []string{`sandbox: deny_read[0] "[ab": not a valid glob`}},
+		{"an unclosed brace", "[sandbox]\nallow = [\"{a,b\"]", []string{`sandbox: allow[0] "{a,b": not a valid glob`}},
+		{"a trailing backslash", "[sandbox]\nallow = ['a\\']", []string{`sandbox: allow[0] "a\\": not a valid glob (an unclosed "[" or "{", or a "\" at the end)`}},
+		{"every bad value is named", "[sandbox]\nmemory = \"lots\"\ncpu_time = \"long\"\ndeny_read = [\"..\", \"a/../b\"]\nbogus = 1",
+			[]string{`sandbox: memory "lots"`, `sandbox: cpu_time "long"`, `sandbox: deny_read[0] ".."`, `sandbox: deny_read[1] "a/../b"`, "unknown setting sandbox.bogus"}},
+		{"beside another table's error", "model = \"x\"\n[sandbox]\nmemory = 0", []string{`model "x"`, "sandbox: memory 0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(tc.text)
+			if err == nil {
+				t.Fatalf("no error, want one containing %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nwant one containing %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadNamesTheFileAndTheSandboxKey(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(p, []byte("[sandbox]\ndeny_read = [\"../x\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(p)
+	if err == nil || !strings.Contains(err.Error(), p+`: sandbox: deny_read[0] "../x": a pattern may not hold ".."`) {
+		t.Errorf("error %v, want one naming %s, the table, the key and the pattern", err, p)
 	}
 }
