@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
@@ -24,16 +25,27 @@ const (
 // Catalog holds the declared parameter types of the tools known in a turn,
 // so values are decoded as their schemas say. A nil *Catalog declares
 // nothing.
+//
+// The schemas are read the first time a value is typed: most responses
+// carry no text-format call, and a catalog made for every response would
+// parse every tool's schema each round for nothing.
 type Catalog struct {
+	specs []llm.ToolSpec
+	once  sync.Once
 	tools map[string]map[string]typeSet
 }
 
-// NewCatalog reads the parameter types from the tools' input schemas. Include
-// every tool known this turn, also when native tools are off and including
-// loaded deferred tools. A schema that does not parse declares nothing.
+// NewCatalog returns the catalog of the tools' input schemas. Include every
+// tool known this turn, also when native tools are off and including loaded
+// deferred tools. A schema that does not parse declares nothing. The specs
+// are read later, on first use, so they must not change meanwhile.
 func NewCatalog(specs []llm.ToolSpec) *Catalog {
-	c := &Catalog{tools: make(map[string]map[string]typeSet, len(specs))}
-	for _, sp := range specs {
+	return &Catalog{specs: specs}
+}
+
+func (c *Catalog) build() {
+	c.tools = make(map[string]map[string]typeSet, len(c.specs))
+	for _, sp := range c.specs {
 		var s schema
 		if len(sp.Schema) == 0 || json.Unmarshal(sp.Schema, &s) != nil {
 			continue
@@ -46,13 +58,13 @@ func NewCatalog(specs []llm.ToolSpec) *Catalog {
 		}
 		c.tools[sp.Name] = params
 	}
-	return c
 }
 
 func (c *Catalog) types(tool, param string) typeSet {
 	if c == nil {
 		return 0
 	}
+	c.once.Do(c.build)
 	return c.tools[tool][param]
 }
 
