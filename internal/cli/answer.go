@@ -74,11 +74,15 @@ func newAnswerCmd() *cobra.Command {
 			if f.workspace == "" {
 				f.workspace = snap.Thread.Workspace
 			}
-			spec, err := chooseModel(f.model)
+			cfg, err := loadConfig()
 			if err != nil {
 				return usageError(err)
 			}
-			model, err := provider.Open(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
+			spec, err := chooseModel(f.model, cfg)
+			if err != nil {
+				return usageError(err)
+			}
+			model, err := provider.Open(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
 			if err != nil {
 				return usageError(err)
 			}
@@ -86,7 +90,7 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return runTurn(cmd, turnSetup{flags: &f, spec: spec, model: model, dir: dir, prompt: describeAnswer(ans), persist: p})
+			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: model, dir: dir, prompt: describeAnswer(ans), persist: p})
 		},
 	}
 	f.register(cmd)

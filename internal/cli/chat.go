@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/sandbox"
@@ -38,13 +39,17 @@ func newChatCmd() *cobra.Command {
 			if !isTerminal(os.Stdin) || !isTerminal(cmd.OutOrStdout()) {
 				return usageError(errors.New("chat needs a terminal; for one turn without one, use rein run"))
 			}
-			spec, err := chooseModel(f.model)
+			cfg, err := loadConfig()
+			if err != nil {
+				return usageError(err)
+			}
+			spec, err := chooseModel(f.model, cfg)
 			if err != nil {
 				return usageError(err)
 			}
 			// Opened here only to refuse a model that cannot run before the
 			// screen is taken; each thread opens its own for its turns.
-			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
+			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
 			if err != nil {
 				return usageError(err)
 			}
@@ -56,7 +61,7 @@ func newChatCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return chat(cmd, &f, spec, dir, thread)
+			return chat(cmd, &f, cfg, spec, dir, thread)
 		},
 	}
 	f.register(cmd)
@@ -68,15 +73,16 @@ func newChatCmd() *cobra.Command {
 // runs built as rein serve builds them (serveBackend) with the chat's flags
 // as the defaults: the threads it creates record the model, workspace,
 // instructions and approval, so a resumed thread runs as it ran, and
-// steered input is stored before the steer returns.
-func chat(cmd *cobra.Command, f *turnFlags, spec provider.Spec, dir, thread string) error {
+// steered input is stored before the steer returns. file is the config
+// file, read once.
+func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spec, dir, thread string) error {
 	ctx := cmd.Context()
 	st, err := openStore(ctx, f.db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	mcpm, err := startMCP(ctx, cmd.ErrOrStderr())
+	mcpm, err := startMCP(ctx, cmd.ErrOrStderr(), file)
 	if err != nil {
 		return usageError(err)
 	}
@@ -86,7 +92,7 @@ func chat(cmd *cobra.Command, f *turnFlags, spec provider.Spec, dir, thread stri
 	o := f.options()
 	b := &serveBackend{
 		f:   &serveFlags{model: spec.String(), baseURL: f.baseURL, approval: f.approval, maxRounds: f.maxRounds},
-		dir: dir, logw: cmd.ErrOrStderr(), st: st, mcp: mcpm, noStream: f.noStream,
+		dir: dir, logw: cmd.ErrOrStderr(), cfg: file, st: st, mcp: mcpm, noStream: f.noStream,
 		base:    loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget},
 		compose: &f.tools,
 		models:  make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace),

@@ -52,11 +52,15 @@ func newContextCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			spec, err := chooseModel(model)
+			cfg, err := loadConfig()
 			if err != nil {
 				return usageError(err)
 			}
-			w, err := windowFor(spec, capabilitiesOf(spec))
+			spec, err := chooseModel(model, cfg)
+			if err != nil {
+				return usageError(err)
+			}
+			w, err := windowFor(spec, capabilitiesOf(spec, cfg))
 			if err != nil {
 				return usageError(err)
 			}
@@ -92,14 +96,10 @@ func windowFor(spec provider.Spec, caps provider.Capabilities) (*window.Window, 
 }
 
 // capabilitiesOf returns what is known of a model without opening it (no
-// key needed): its row in the provider's list, else the defaults, every
-// value a guess.
-func capabilitiesOf(spec provider.Spec) provider.Capabilities {
+// key needed): its row in the provider's list by the config file f, else
+// the defaults, every value a guess.
+func capabilitiesOf(spec provider.Spec, f *config.File) provider.Capabilities {
 	guess := provider.Capabilities{ContextWindow: 128_000, MaxOutput: 8_192, Estimated: []string{"context_window", "max_output"}, Source: "default"}
-	f, err := config.LoadDefault(nil)
-	if err != nil {
-		return guess
-	}
 	list, err := provider.List(provider.Config{File: f})
 	if err != nil {
 		return guess

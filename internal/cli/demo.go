@@ -36,8 +36,12 @@ func newDemoCmd() *cobra.Command {
 			if err := demo.Workspace(dir); err != nil {
 				return err
 			}
-			s := turnSetup{flags: &f, dir: dir, prompt: demo.Question}
-			spec, err := chooseModel(f.model)
+			cfg, err := loadConfig()
+			if err != nil {
+				return usageError(err)
+			}
+			s := turnSetup{flags: &f, cfg: cfg, dir: dir, prompt: demo.Question}
+			spec, err := chooseModel(f.model, cfg)
 			switch {
 			case f.model == "scripted" || (f.model == "" && err != nil):
 				s.spec = provider.Spec{Provider: "scripted", Model: "demo"}
@@ -55,7 +59,7 @@ func newDemoCmd() *cobra.Command {
 			case err != nil:
 				return usageError(err)
 			default:
-				r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
+				r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
 				if err != nil {
 					return usageError(err)
 				}

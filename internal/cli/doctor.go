@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -24,7 +25,8 @@ func newDoctorCmd() *cobra.Command {
 		Long: "doctor checks this machine: which providers have a key (never printing it) and where\n" +
 			"their requests go, whether exec runs inside bubblewrap and why (or why not), whether\n" +
 			"grep can use ripgrep, and where rein reads its config and keeps its data. It says what\n" +
-			"the sandbox mode (--sandbox, as run takes it) lets tools do here.\n" +
+			"the sandbox mode (--sandbox, as run takes it) lets tools do here, the limits commands run\n" +
+			"under and the workspace's deny list (the config's [sandbox] table over the defaults).\n" +
 			"It exits 1 when the config file cannot be read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -52,7 +54,8 @@ func doctor(w io.Writer, mode sandbox.Mode) bool {
 	f, err := config.LoadDefault(nil)
 	switch {
 	case err != nil:
-		fmt.Fprintf(tw, "config\t%s: cannot be read: %v\n", path, err)
+		// One line, however many errors the file has.
+		fmt.Fprintf(tw, "config\t%s: cannot be read: %s\n", path, strings.ReplaceAll(err.Error(), "\n", "; "))
 		f, ok = &config.File{}, false
 	case f.Path != "":
 		fmt.Fprintf(tw, "config\t%s\n", path)
@@ -74,6 +77,16 @@ func doctor(w io.Writer, mode sandbox.Mode) bool {
 	rep := detectSandbox()
 	fmt.Fprintf(tw, "sandbox\t%s\n", rep)
 	fmt.Fprintf(tw, "sandbox mode\t%s: %s\n", mode, mode.Describe(rep))
+	// The config's [sandbox] table, as run would apply it; defaults when
+	// the file cannot be read (said above).
+	box := sandboxOptions(f)
+	fmt.Fprintf(tw, "limits\t%s\n", describeLimits(newRunner(mode, box), f))
+	if deny, err := sandbox.NewDenyList(box.Deny); err != nil {
+		fmt.Fprintf(tw, "deny list\t%v\n", err) // config.Parse checks the patterns: not expected
+		ok = false
+	} else {
+		fmt.Fprintf(tw, "deny list\t%s\n", newDenyReport(deny, box.Deny.Allow))
+	}
 	if rg := fs.Ripgrep(); rg != "" {
 		fmt.Fprintf(tw, "ripgrep\t%s (grep uses it)\n", rg)
 	} else {

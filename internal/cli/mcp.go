@@ -14,13 +14,11 @@ import (
 	"github.com/reinhq/rein/tools/mcp"
 )
 
-// startMCP starts the MCP servers of the config file, or returns nil when
-// it names none. A server that cannot start is left out with a warning on
-// logw (mcp.Start); only a wrong config is an error.
-func startMCP(ctx context.Context, logw io.Writer) (*mcp.Manager, error) {
-	f, err := config.LoadDefault(nil)
-	if err != nil || len(f.MCP.Servers) == 0 {
-		// A broken config file is reported where the model is chosen.
+// startMCP starts the MCP servers of the config file f, or returns nil
+// when it names none (or f is nil). A server that cannot start is left out
+// with a warning on logw (mcp.Start); only a wrong config is an error.
+func startMCP(ctx context.Context, logw io.Writer, f *config.File) (*mcp.Manager, error) {
+	if f == nil || len(f.MCP.Servers) == 0 {
 		return nil, nil
 	}
 	names := make([]string, 0, len(f.MCP.Servers))

@@ -10,12 +10,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
-	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -36,11 +36,15 @@ func newRunCmd() *cobra.Command {
 			if prompt == "" {
 				return usageError(errors.New("the prompt is empty; say what the agent should do"))
 			}
-			spec, err := chooseModel(f.model)
+			cfg, err := loadConfig()
 			if err != nil {
 				return usageError(err)
 			}
-			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream})
+			spec, err := chooseModel(f.model, cfg)
+			if err != nil {
+				return usageError(err)
+			}
+			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
 			if err != nil {
 				return usageError(err)
 			}
@@ -48,7 +52,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return runTurn(cmd, turnSetup{flags: &f, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: prompt, thread: thread})
+			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: prompt, thread: thread})
 		},
 	}
 	f.register(cmd)
@@ -56,18 +60,22 @@ func newRunCmd() *cobra.Command {
 	return cmd
 }
 
-// chooseModel returns the spec of --model, or of the first provider with a
-// key.
-func chooseModel(flag string) (provider.Spec, error) {
+// chooseModel returns the spec of --model, or of the config file cfg's
+// model, or of the first provider with a key. A nil cfg reads the file.
+func chooseModel(flag string, cfg *config.File) (provider.Spec, error) {
 	if flag != "" {
 		return provider.ParseSpec(flag)
 	}
-	return provider.Default(provider.Config{})
+	return provider.Default(provider.Config{File: cfg})
 }
 
 // turnSetup is what a turn needs, whoever starts it (run, demo).
 type turnSetup struct {
-	flags  *turnFlags
+	flags *turnFlags
+	// cfg is the config file, read once by the command: its MCP servers
+	// and its [sandbox] table (the workspace's deny list, the limits of
+	// commands).
+	cfg    *config.File
 	spec   provider.Spec
 	model  llm.Model
 	dir    string
@@ -113,9 +121,10 @@ func applyCaps(o *loop.Options, s *turnSetup) error {
 // exit code error for anything but a completed turn.
 func runTurn(cmd *cobra.Command, s turnSetup) error {
 	out := cmd.OutOrStdout()
-	ws, err := sandbox.Open(s.dir)
+	box := sandboxOptions(s.cfg)
+	ws, err := openWorkspace(s.dir, box)
 	if err != nil {
-		return usageError(fmt.Errorf("workspace: %w", err))
+		return usageError(err)
 	}
 	defer ws.Close()
 
@@ -141,7 +150,8 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	} else {
 		s.flags.tools.approval = s.flags.approval
 		s.flags.tools.st = p.st
-		m, err := startMCP(cmd.Context(), cmd.ErrOrStderr())
+		s.flags.tools.sandboxOpts = box
+		m, err := startMCP(cmd.Context(), cmd.ErrOrStderr(), s.cfg)
 		if err != nil {
 			return usageError(err)
 		}

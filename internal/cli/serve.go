@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
@@ -72,7 +73,11 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return serve(cmd, &f, dir)
+			cfg, err := loadConfig()
+			if err != nil {
+				return usageError(err)
+			}
+			return serve(cmd, &f, cfg, dir)
 		},
 	}
 	fl := cmd.Flags()
@@ -93,22 +98,23 @@ func newServeCmd() *cobra.Command {
 }
 
 // serve runs the server until the client (stdio) or the command's context
-// ends, then interrupts running turns and closes the store.
-func serve(cmd *cobra.Command, f *serveFlags, dir string) error {
+// ends, then interrupts running turns and closes the store. cfg is the
+// config file, read once for every thread the server runs.
+func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) error {
 	ctx := cmd.Context()
 	st, err := openStore(ctx, f.db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	mcpm, err := startMCP(ctx, cmd.ErrOrStderr())
+	mcpm, err := startMCP(ctx, cmd.ErrOrStderr(), cfg)
 	if err != nil {
 		return usageError(err)
 	}
 	if mcpm != nil {
 		defer mcpm.Close()
 	}
-	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), st: st, mcp: mcpm,
+	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm,
 		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
 	// After the scheduler's Close (deferred below, so run first): no run
 	// uses a workspace any more.
@@ -165,6 +171,11 @@ type serveBackend struct {
 	f    *serveFlags
 	dir  string
 	logw io.Writer
+	// cfg is the config file, read when the command started: the
+	// providers, and the [sandbox] table of every workspace and runner
+	// (sandboxOptions). nil reads the file where needed, with the sandbox's
+	// defaults.
+	cfg *config.File
 
 	// noStream asks the providers for whole responses (chat's --no-stream).
 	noStream bool
@@ -213,7 +224,7 @@ func (b *serveBackend) spec(c session.ThreadConfig) (provider.Spec, error) {
 	if m == "" {
 		m = b.f.model
 	}
-	return chooseModel(m)
+	return chooseModel(m, b.cfg)
 }
 
 func (b *serveBackend) workspace(c session.ThreadConfig) (string, error) {
@@ -269,7 +280,7 @@ func (b *serveBackend) model(th session.Thread, spec provider.Spec) (modelCaps, 
 	if m, ok := b.models[th.ID]; ok {
 		return m, nil
 	}
-	r, err := provider.Resolve(spec, provider.Config{BaseURL: b.f.baseURL, NoStream: b.noStream})
+	r, err := provider.Resolve(spec, provider.Config{BaseURL: b.f.baseURL, NoStream: b.noStream, File: b.cfg})
 	if err != nil {
 		return modelCaps{}, err
 	}
@@ -365,6 +376,9 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 		tf = new(*b.compose)
 	}
 	tf.approval, tf.enabled, tf.suppressed, tf.st, tf.mcp, tf.loaded, tf.offer = approval, c.EnableTools, c.DisableTools, b.st, b.mcp, nil, nil
+	// The runner's limits go with the workspace's deny list: both are the
+	// config's.
+	tf.sandboxOpts = sandboxOptions(b.cfg)
 	// The thread's sandbox mode (thread/start) wins over the default,
 	// serve's --sandbox or chat's, but never goes beyond it: a thread
 	// started under a looser server keeps to this one's mode.
@@ -406,9 +420,9 @@ func (b *serveBackend) openWorkspace(dir string) (*sandbox.Workspace, error) {
 	if ws, ok := b.workspaces[dir]; ok {
 		return ws, nil
 	}
-	ws, err := sandbox.Open(dir)
+	ws, err := openWorkspace(dir, sandboxOptions(b.cfg))
 	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
+		return nil, err
 	}
 	b.workspaces[dir] = ws
 	return ws, nil

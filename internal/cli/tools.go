@@ -54,6 +54,10 @@ type toolFlags struct {
 	// loaded is the knowledge composeTools read, for the system prompt and
 	// the seed.
 	loaded *knowledge
+	// sandboxOpts are the config's [sandbox] settings, set by the command
+	// before composing: the limits of exec's runner. The workspace given
+	// to composeTools must have been opened with the same (its deny list).
+	sandboxOpts sandbox.Options
 }
 
 func (f *toolFlags) register(cmd *cobra.Command) {
@@ -126,9 +130,9 @@ func (f *toolFlags) sandboxMode() (sandbox.Mode, error) {
 }
 
 // registry returns every tool rein has for the workspace ws, its commands
-// run in the sandbox mode mode, and the names of its file tools. The github
-// tool reads GITHUB_TOKEN and GITHUB_API_URL.
-func registry(ws *sandbox.Workspace, mode sandbox.Mode) (*tool.Set, []string, error) {
+// run in the sandbox mode mode under the limits of o, and the names of its
+// file tools. The github tool reads GITHUB_TOKEN and GITHUB_API_URL.
+func registry(ws *sandbox.Workspace, mode sandbox.Mode, o sandbox.Options) (*tool.Set, []string, error) {
 	files := fs.Tools(ws)
 	reg := tool.NewSet(files...)
 	reg.Add(askuser.New())
@@ -138,7 +142,7 @@ func registry(ws *sandbox.Workspace, mode sandbox.Mode) (*tool.Set, []string, er
 		return nil, nil, fmt.Errorf("GITHUB_API_URL: %w", err)
 	}
 	reg.Add(gh)
-	for _, t := range exec.Tools(ws, exec.Options{Runner: sandbox.NewModeRunner(detectSandbox(), mode)}) {
+	for _, t := range exec.Tools(ws, exec.Options{Runner: newRunner(mode, o)}) {
 		reg.Add(t)
 	}
 	names := make([]string, len(files))
@@ -196,7 +200,7 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	reg, fileTools, err := registry(ws, mode)
+	reg, fileTools, err := registry(ws, mode, f.sandboxOpts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -273,7 +277,8 @@ func newToolsCmd() *cobra.Command {
 			"with --tool, the tools mounted by the turn's flags (--kb, --exec), the capability's tools,\n" +
 			"then the always-on tools; --no-tool removes a tool whatever mounts it, and --sandbox read-only\n" +
 			"the file tools that write and the MCP tools not read-only on a trusted server's word. It prints\n" +
-			"the sandbox mode and the list in order, then every other known tool with the reason it is out,\n" +
+			"the sandbox mode, the limits of commands and the deny list (the config's [sandbox] table), and\n" +
+			"the list in order, then every other known tool with the reason it is out,\n" +
 			"then the deferred tools of the config file's MCP servers (which it starts) and whether each\n" +
 			"asks for approval under --approval.",
 		Args: cobra.NoArgs,
@@ -283,9 +288,14 @@ func newToolsCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			ws, err := sandbox.Open(dir)
+			cfg, err := loadConfig()
 			if err != nil {
-				return usageError(fmt.Errorf("workspace: %w", err))
+				return usageError(err)
+			}
+			f.sandboxOpts = sandboxOptions(cfg)
+			ws, err := openWorkspace(dir, f.sandboxOpts)
+			if err != nil {
+				return usageError(err)
 			}
 			defer ws.Close()
 			// The knowledge flags come from the store; without one they
@@ -302,7 +312,7 @@ func newToolsCmd() *cobra.Command {
 			if err != nil {
 				return usageError(fmt.Errorf("--approval: %w", err))
 			}
-			m, err := startMCP(cmd.Context(), cmd.ErrOrStderr())
+			m, err := startMCP(cmd.Context(), cmd.ErrOrStderr(), cfg)
 			if err != nil {
 				return usageError(err)
 			}
@@ -314,11 +324,14 @@ func newToolsCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			deferred := deferredTools(f.offer, policy)
+			runner := newRunner(mode, f.sandboxOpts)
+			out := toolsOutput{mode: mode, rep: rep, deferred: deferredTools(f.offer, policy),
+				limits: newLimitsReport(runner, cfg), limitsLine: describeLimits(runner, cfg),
+				deny: newDenyReport(ws.Deny(), f.sandboxOpts.Deny.Allow)}
 			if asJSON {
-				return writeToolsJSON(cmd.OutOrStdout(), mode, rep, deferred)
+				return writeToolsJSON(cmd.OutOrStdout(), out)
 			}
-			return writeToolsText(cmd.OutOrStdout(), mode, rep, deferred)
+			return writeToolsText(cmd.OutOrStdout(), out)
 		},
 	}
 	f.register(cmd)
@@ -367,13 +380,28 @@ func deferredTools(o *mcp.Offer, p tool.Policy) []deferredTool {
 	return out
 }
 
-func writeToolsJSON(w io.Writer, mode sandbox.Mode, rep *tool.Report, deferred []deferredTool) error {
+// toolsOutput is what `rein tools` reports.
+type toolsOutput struct {
+	mode     sandbox.Mode
+	rep      *tool.Report
+	deferred []deferredTool
+	// limits and limitsLine are the limits of commands, deny the
+	// workspace's deny list: the config's [sandbox] table over the
+	// defaults.
+	limits     limitsReport
+	limitsLine string
+	deny       denyReport
+}
+
+func writeToolsJSON(w io.Writer, o toolsOutput) error {
 	v := struct {
 		Mounted []string     `json:"mounted"`
 		Sandbox sandbox.Mode `json:"sandbox"`
+		Limits  limitsReport `json:"limits"`
+		Deny    denyReport   `json:"deny"`
 		*tool.Report
 		Deferred []deferredTool `json:"deferred"`
-	}{Mounted: rep.Names(), Sandbox: mode, Report: rep, Deferred: deferred}
+	}{Mounted: o.rep.Names(), Sandbox: o.mode, Limits: o.limits, Deny: o.deny, Report: o.rep, Deferred: o.deferred}
 	if v.Mounted == nil {
 		v.Mounted = []string{}
 	}
@@ -385,9 +413,12 @@ func writeToolsJSON(w io.Writer, mode sandbox.Mode, rep *tool.Report, deferred [
 	return enc.Encode(v)
 }
 
-func writeToolsText(w io.Writer, mode sandbox.Mode, rep *tool.Report, deferred []deferredTool) error {
+func writeToolsText(w io.Writer, o toolsOutput) error {
+	rep, deferred := o.rep, o.deferred
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "sandbox:\t%s: %s\n", mode, mode.Describe(detectSandbox()))
+	fmt.Fprintf(tw, "sandbox:\t%s: %s\n", o.mode, o.mode.Describe(detectSandbox()))
+	fmt.Fprintf(tw, "limits:\t%s\n", o.limitsLine)
+	fmt.Fprintf(tw, "deny list:\t%s\n", o.deny)
 	capability := "none"
 	if rep.Capability != "" {
 		capability = rep.Capability
