@@ -144,6 +144,13 @@ func NewDenyList(rules DenyRules) (*DenyList, error) {
 	if d.allow, err = compile(rules.Allow); err != nil {
 		return nil, err
 	}
+	// A rule that Allow names exactly is taken out, not only overruled: it
+	// is then neither listed (Patterns, the tools' descriptions) nor walked.
+	named := func(r rule) bool {
+		return slices.ContainsFunc(d.allow, func(a rule) bool { return a.glob == r.glob })
+	}
+	d.read = slices.DeleteFunc(d.read, named)
+	d.write = slices.DeleteFunc(d.write, named)
 	return d, nil
 }
 

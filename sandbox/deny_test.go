@@ -380,3 +380,22 @@ func TestBwrapWithoutDenyList(t *testing.T) {
 		t.Errorf("allowing everything: %+v %v %q", res, err, out.String())
 	}
 }
+
+// TestAllowNamingADefaultRuleRemovesIt: a default pattern listed in Allow
+// is gone from the list's patterns, and paths it matched are allowed.
+func TestAllowNamingADefaultRuleRemovesIt(t *testing.T) {
+	d, err := NewDenyList(DenyRules{Allow: []string{".env*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, _ := d.Patterns()
+	if slices.Contains(read, ".env*") {
+		t.Errorf("patterns %v still list .env*", read)
+	}
+	if !slices.Contains(read, "*.pem") {
+		t.Errorf("patterns %v lost the other defaults", read)
+	}
+	if _, denied := d.first(d.read, ".env"); denied {
+		t.Error(".env is still denied")
+	}
+}
