@@ -36,8 +36,8 @@ type Carry struct {
 
 // carry is a turn's bookkeeping for its Carry, kept in its State so that
 // a turn resumed in the same process hands one on; a State read back from
-// JSON has none (the turn then hands on no Carry, and rebuilds its call
-// ids when it needs them).
+// JSON has its zero value (the turn then hands on no Carry, and rebuilds
+// its call ids when it needs them).
 type carry struct {
 	// ids are the call ids of the thread and of the turn, nil until a
 	// call id is first checked.
@@ -85,8 +85,8 @@ func lastID(h []llm.Item) string {
 // still point at, are never written. (A guard counts the whole history
 // when a turn starts anyway.) The call ids are reused either way.
 func (e *Engine) begin(st *State, t Turn) {
-	c := &carry{thread: len(t.History), last: lastID(t.History), known: true, base: t.History}
-	st.carry = c
+	st.carry = carry{thread: len(t.History), last: lastID(t.History), known: true, base: t.History}
+	c := &st.carry
 	reused := false
 	if k := t.Carry; k != nil && k.matches(t.History) && k.taken.CompareAndSwap(false, true) {
 		c.ids = k.ids
@@ -104,8 +104,8 @@ func (e *Engine) begin(st *State, t Turn) {
 // the turn did not start in this process.
 func (r *run) handOn() *Carry {
 	st := r.st
-	c := st.carry
-	if c == nil || !c.known {
+	c := &st.carry
+	if !c.known {
 		return nil
 	}
 	items := st.TurnItems()
@@ -162,11 +162,7 @@ func (r *run) uniqueID(id string) string {
 // compaction included) and the turn's items; for a turn resumed from JSON,
 // from its context.
 func (r *run) callIDs() map[string]struct{} {
-	c := r.st.carry
-	if c == nil {
-		c = &carry{}
-		r.st.carry = c
-	}
+	c := &r.st.carry
 	if c.ids != nil {
 		return c.ids
 	}

@@ -44,7 +44,7 @@ type State struct {
 	Approved []string `json:"approved,omitempty"`
 
 	// carry is what the turn hands on to the thread's next one.
-	carry *carry
+	carry carry
 }
 
 // stateVersion is the current serialized form.

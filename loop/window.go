@@ -79,11 +79,9 @@ func (h *History) Shorten(i int, it llm.Item) error {
 	}
 	it.ID, it.TurnID, it.Origin = old.ID, old.TurnID, old.Origin
 	items[i] = it
-	if c := h.r.st.carry; c != nil {
-		// Shortened for this turn only: the next turn starts from the
-		// thread's items as recorded.
-		c.dirty = true
-	}
+	// Shortened for this turn only: the next turn starts from the
+	// thread's items as recorded.
+	h.r.st.carry.dirty = true
 	return nil
 }
 
