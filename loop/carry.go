@@ -101,7 +101,7 @@ func (e *Engine) begin(st *State, t Turn) {
 }
 
 // handOn returns the Carry of a turn that ended (not paused), or nil when
-// the turn did not start in this process.
+// the turn did not start in this process or the Carry would hold nothing.
 func (r *run) handOn() *Carry {
 	st := r.st
 	c := &st.carry
@@ -115,6 +115,11 @@ func (r *run) handOn() *Carry {
 	}
 	if len(st.History) >= carryMin && !c.dirty && r.clean(items) {
 		k.items = st.History
+	}
+	if k.items == nil && k.ids == nil {
+		// Nothing to save the next turn (a short thread without calls):
+		// an idle thread holds nothing.
+		return nil
 	}
 	return k
 }

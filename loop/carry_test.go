@@ -515,3 +515,33 @@ func TestItemsAGuardShortenedAreNotCarried(t *testing.T) {
 		t.Errorf("the next turn sent the old result as %q, want it as recorded (ok)", got)
 	}
 }
+
+func TestACarryIsLeftOnlyWhenItSavesTheNextTurnWork(t *testing.T) {
+	// A server holds many idle threads: one whose next turn would gain
+	// nothing from a Carry holds none.
+	tests := []struct {
+		name   string
+		rounds int // of the thread
+		calls  int // the turn's
+		want   bool
+	}{
+		{name: "short thread, no call", rounds: 2, calls: 0, want: false},
+		{name: "short thread, a call (the thread's call ids)", rounds: 2, calls: 1, want: true},
+		{name: "long thread, no call (its items)", rounds: 200, calls: 0, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := loop.New(loop.Options{Model: &repeatModel{calls: tt.calls}, Tools: tool.NewSet(counterTool("counter"))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := e.Run(t.Context(), loop.Turn{History: threadWith(tt.rounds), Input: []llm.Item{llm.UserText("go")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out.Carry != nil; got != tt.want {
+				t.Errorf("a Carry was left: %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
