@@ -21,12 +21,12 @@ import (
 // change.
 type Carry struct {
 	taken atomic.Bool
-	// items is the context the next turn sends, nil when it cannot be
-	// used as is (the turn recorded a directive, which later turns leave
-	// out, or a guard shortened items only for that turn). The engine owns
-	// the array beyond len(items).
+	// items is the context the next turn sends, nil when the history is
+	// short (see carryMin) or cannot be used as is (the turn recorded a
+	// directive, which later turns leave out, or a guard shortened items
+	// only for that turn). The engine owns the array beyond len(items).
 	items []llm.Item
-	// ids are the call ids of the context, nil when never needed.
+	// ids are the call ids of the thread, nil when never needed.
 	ids map[string]struct{}
 	// thread and last identify the thread's history the Carry stands for:
 	// its length and the id of its last item.
