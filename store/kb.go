@@ -184,9 +184,10 @@ func (s *Store) KB(ctx context.Context, name string) (KB, error) {
 	return k, nil
 }
 
-// kbExists returns an error wrapping ErrNotFound when there is no
-// knowledge base name; it is cheap, unlike KB, which counts.
-func (s *Store) kbExists(ctx context.Context, name string) error {
+// KBExists returns an error wrapping ErrNotFound when there is no
+// knowledge base name; it is cheap, unlike KB, which counts its files and
+// passages.
+func (s *Store) KBExists(ctx context.Context, name string) error {
 	var one int
 	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM kbs WHERE name = ?`, name).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -245,7 +246,7 @@ type KBFile struct {
 // KBFiles returns the files of the knowledge base name, by path; an
 // unknown base is an error wrapping ErrNotFound.
 func (s *Store) KBFiles(ctx context.Context, name string) ([]KBFile, error) {
-	if err := s.kbExists(ctx, name); err != nil {
+	if err := s.KBExists(ctx, name); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT path, size, mtime, (SELECT count(*) FROM kb_chunks c WHERE c.file = f.id)

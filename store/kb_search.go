@@ -42,7 +42,7 @@ const maxQueryTerms = 32
 // with more of them, and rarer ones, ranks higher. An unknown base is an
 // error wrapping ErrNotFound; a query without words, ErrEmptyQuery.
 func (s *Store) SearchKB(ctx context.Context, name, query string, limit int) ([]Passage, error) {
-	if err := s.kbExists(ctx, name); err != nil {
+	if err := s.KBExists(ctx, name); err != nil {
 		return nil, err
 	}
 	match := matchQuery(query)
@@ -262,7 +262,7 @@ func (s *Store) SeedKBQuery(ctx context.Context, message string) (KBQuery, error
 // is an error wrapping ErrNotFound; a query without terms, ErrEmptyQuery.
 func (s *Store) SearchKBs(ctx context.Context, names []string, q KBQuery, limit int) ([][]Passage, error) {
 	for _, name := range names {
-		if err := s.kbExists(ctx, name); err != nil {
+		if err := s.KBExists(ctx, name); err != nil {
 			return nil, err
 		}
 	}

@@ -10,7 +10,9 @@ import (
 // Gate computes has_kb for a turn attaching kbs: on when every one of them
 // is in the index. A base that is missing, or an index that cannot be
 // read, is an error, so the gate fails closed and rag and kb_files are not
-// mounted.
+// mounted. It runs whenever a turn's tools are composed, so it only
+// checks that the bases exist: counting their files and passages (KB) took
+// longer than the seed itself on a large index.
 func Gate(idx Index, kbs []string) tool.Gate {
 	return func(ctx context.Context) (bool, error) {
 		if len(kbs) == 0 {
@@ -20,7 +22,7 @@ func Gate(idx Index, kbs []string) tool.Gate {
 			return false, errors.New("no store to read knowledge bases from")
 		}
 		for _, name := range kbs {
-			if _, err := idx.KB(ctx, name); err != nil {
+			if err := idx.KBExists(ctx, name); err != nil {
 				return false, err
 			}
 		}

@@ -23,6 +23,8 @@ import (
 // Index is what the tools read; *store.Store is one.
 type Index interface {
 	KB(ctx context.Context, name string) (store.KB, error)
+	// KBExists is the gate's cheap check (see Gate).
+	KBExists(ctx context.Context, name string) error
 	SearchKB(ctx context.Context, name, query string, limit int) ([]store.Passage, error)
 	KBFiles(ctx context.Context, name string) ([]store.KBFile, error)
 	// SeedKBQuery and SearchKBs are the seed's search (see Seed).
