@@ -131,15 +131,21 @@ type Thread struct {
 	history  []llm.Item
 	approved []string
 	paused   *loop.State
+	// carry lets the next turn start without copying the history.
+	carry *loop.Carry
 }
 
 // ID returns the thread id.
 func (t *Thread) ID() string { return t.id }
 
-// History returns the thread's items so far.
+// History returns the thread's items so far; while a turn is paused, with
+// that turn's items up to the pause.
 func (t *Thread) History() []llm.Item {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.paused != nil {
+		return t.paused.History
+	}
 	return t.history
 }
 
@@ -154,7 +160,7 @@ func (t *Thread) Run(ctx context.Context, prompt string) (*Outcome, error) {
 	if t.paused != nil {
 		return nil, ErrPaused
 	}
-	out, err := t.agent.engine.Run(ctx, loop.Turn{ThreadID: t.id, History: t.history, Approved: t.approved, Input: []llm.Item{llm.UserText(prompt)}})
+	out, err := t.agent.engine.Run(ctx, loop.Turn{ThreadID: t.id, History: t.history, Carry: t.carry, Approved: t.approved, Input: []llm.Item{llm.UserText(prompt)}})
 	t.keep(out)
 	return out, err
 }
@@ -180,10 +186,12 @@ func (t *Thread) keep(out *Outcome) {
 	}
 	t.approved = out.Approved
 	if out.State != nil {
+		// The history stays that of the turns before: the answered turn's
+		// outcome holds all of its items, those before the pause included.
 		t.paused = out.State
-		t.history = out.State.History
 		return
 	}
 	t.paused = nil
 	t.history = append(t.history[:len(t.history):len(t.history)], out.Items...)
+	t.carry = out.Carry
 }
