@@ -352,7 +352,14 @@ func (f *Filter) args(v *invoke) string {
 
 // emit adds visible text, dropping white space at the start of the stream
 // and holding it at the end until more text follows.
+//
+// Bytes that are not UTF-8 are dropped: the pieces are cut around markup,
+// and invalid bytes on both sides of a removed tag would otherwise join
+// into a new character — white space, say, after the end was trimmed.
 func (f *Filter) emit(s string) {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "")
+	}
 	if !f.started {
 		s = strings.TrimLeftFunc(s, unicode.IsSpace)
 		if s == "" {

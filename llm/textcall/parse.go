@@ -39,15 +39,17 @@ func NewID() string {
 
 // Parse reads the calls a model wrote as text in a complete response. It
 // returns the visible text, which is the text without its inline reasoning,
-// without complete markup and trimmed, and the calls in order. Markup inside
+// without complete markup and trimmed, with bytes that are not UTF-8
+// dropped, and the calls in order. Markup inside
 // a <think> block is reasoning: it is neither parsed nor returned.
 //
 // A think.Filter followed by a [Filter] fed the same text in any chunks
 // produces the same content and calls.
 func Parse(text string, o Options) (visible string, calls []llm.Call) {
 	if !o.Think.StartInside && strings.IndexByte(text, '<') < 0 {
-		// Neither reasoning nor markup: only the trimming applies.
-		return strings.TrimSpace(text), nil
+		// Neither reasoning nor markup: only the trimming applies, and
+		// invalid bytes go as in the filter (see Filter.emit).
+		return strings.TrimSpace(strings.ToValidUTF8(text, "")), nil
 	}
 	f := NewFilter(o)
 	var b strings.Builder
