@@ -23,6 +23,7 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/cron"
 	"github.com/reinhq/rein/tools/mcp"
+	"github.com/reinhq/rein/tools/memory"
 )
 
 // serveFlags are the flags of rein serve. The model, workspace, approval,
@@ -313,7 +314,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 		maxRounds = b.f.maxRounds
 	}
 	o := b.base
-	o.Model, o.ModelName, o.Tools, o.System, o.MaxRounds, o.Policy = m, spec.Model, tt.set, joinPrompt(c.Instructions, tt.prompt), maxRounds, tool.Policy(approval)
+	o.Model, o.ModelName, o.Tools, o.System, o.MaxRounds, o.Policy = m, spec.Model, tt.set, joinPrompt(c.Instructions, tt.prompt(ctx, b.logw)), maxRounds, tool.Policy(approval)
 	if spec.Provider == "scripted" {
 		o.ModelName = ""
 	}
@@ -323,22 +324,33 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	return o, nil, nil
 }
 
-// threadTools is a composed tool set and the system prompt that goes with
-// it (the capability's and the knowledge's parts, not the thread's
+// threadTools is a composed tool set and what its system prompt is made of
+// (the capability's part and the knowledge, not the thread's
 // instructions). A composed set costs about 20 KB (every tool with its
 // schema), so it is shared by every thread of the same workspace and tool
 // choices when nothing can change it; only a set with load_tools, which
 // grows the set it is bound to, is a thread's own. What must be fresh for
 // each turn is not kept here: the turn's input, and its knowledge seed,
-// are the engine's.
+// are the engine's; the knowledge's prompt is read again for every turn.
 type threadTools struct {
-	set    *tool.Set
-	prompt string
+	set       *tool.Set
+	capPrompt string
+	k         *knowledge
+}
+
+// prompt is the system prompt of a turn: the knowledge's part is read
+// again each time, so that a memory written, or an AGENTS.md edited, during
+// a thread shows from its next turn on.
+func (tt *threadTools) prompt(ctx context.Context, logw io.Writer) string {
+	return joinPrompt(tt.capPrompt, tt.k.prompt(ctx, tt.set, logw))
 }
 
 // toolsKey is what a composition depends on besides the server's flags.
+// memory is whether the memory held an entry: read_memory is mounted only
+// then, so the first memory written makes a new composition.
 type toolsKey struct {
 	dir, approval, sandbox, enabled, disabled string
+	memory                                    bool
 }
 
 // grows reports whether a composed set changes while it is used: load_tools
@@ -358,6 +370,10 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 		return nil, err
 	}
 	key := toolsKey{dir: dir, approval: approval, sandbox: c.Sandbox, enabled: strings.Join(c.EnableTools, "\x00"), disabled: strings.Join(c.DisableTools, "\x00")}
+	if b.st != nil {
+		// An error leaves it false, as the gate fails closed.
+		key.memory, _ = memory.Gate(b.st)(ctx)
+	}
 	b.mu.Lock()
 	tt, ok := b.tools[th.ID]
 	if !ok {
@@ -392,11 +408,10 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 	if err != nil {
 		return nil, err
 	}
-	var prompt string
+	tt = &threadTools{set: set, k: tf.loaded}
 	if capability != nil {
-		prompt = capability.Prompt
+		tt.capPrompt = capability.Prompt
 	}
-	tt = &threadTools{set: set, prompt: joinPrompt(prompt, tf.loaded.prompt(ctx, set, b.logw))}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if grows(set) {

@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/askuser"
 	"github.com/reinhq/rein/tools/mcp"
+	"github.com/reinhq/rein/tools/memory"
 )
 
 // rpcClient talks JSON-RPC to `rein serve --stdio` through pipes.
@@ -192,5 +193,54 @@ func TestServeGivesAGrowingSetToOneThread(t *testing.T) {
 		if got := grows(tool.NewSet(tt.tools...)); got != tt.want {
 			t.Errorf("%s: grows = %v", tt.name, got)
 		}
+	}
+}
+
+// TestServeReadsMemoryAgainForEachTurn: a memory written during a thread
+// (by write_memory, or another process) is in the system prompt of the
+// thread's next turn, and read_memory is mounted once the memory holds an
+// entry.
+func TestServeReadsMemoryAgainForEachTurn(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	script := writeScript(t, "rounds:\n  - text: hi\n")
+	st, err := openStore(t.Context(), filepath.Join(dir, "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st,
+		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+	defer b.close()
+	th := session.Thread{ID: "thread_m"}
+	o, _, err := b.setup(t.Context(), th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.Tools.Get(memory.ReadName); ok || strings.Contains(o.System, "prefers tabs") {
+		t.Fatalf("before any memory: read_memory mounted %v, prompt %q", ok, o.System)
+	}
+	if _, _, err := st.AddMemory(t.Context(), "The user prefers tabs."); err != nil {
+		t.Fatal(err)
+	}
+	o, _, err = b.setup(t.Context(), th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.Tools.Get(memory.ReadName); !ok {
+		t.Error("read_memory is not mounted after a memory was written")
+	}
+	if !strings.Contains(o.System, "prefers tabs") {
+		t.Errorf("the next turn's prompt lacks the memory: %q", o.System)
+	}
+	if _, _, err := st.AddMemory(t.Context(), "The user lives in Florence."); err != nil {
+		t.Fatal(err)
+	}
+	o, _, err = b.setup(t.Context(), th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(o.System, "Florence") {
+		t.Errorf("the prompt lacks the second memory: %q", o.System)
 	}
 }
