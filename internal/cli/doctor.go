@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/url"
@@ -34,7 +35,7 @@ func newDoctorCmd() *cobra.Command {
 			if err != nil {
 				return usageError(fmt.Errorf("--sandbox: %w", err))
 			}
-			if !doctor(cmd.OutOrStdout(), m) {
+			if !doctor(cmd.Context(), cmd.OutOrStdout(), m) {
 				return exitCode(ExitFailed)
 			}
 			return nil
@@ -46,7 +47,7 @@ func newDoctorCmd() *cobra.Command {
 
 // doctor writes the report, with what the sandbox mode mode means here, and
 // says whether everything it needs to run could be read.
-func doctor(w io.Writer, mode sandbox.Mode) bool {
+func doctor(ctx context.Context, w io.Writer, mode sandbox.Mode) bool {
 	ok := true
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 
@@ -92,8 +93,36 @@ func doctor(w io.Writer, mode sandbox.Mode) bool {
 	} else {
 		fmt.Fprintln(tw, "ripgrep\tnot found (grep uses its built-in search, slower on large trees)")
 	}
+	mcpReport(ctx, tw, f)
 	tw.Flush()
 	return ok
+}
+
+// mcpReport starts the config's MCP servers, as run would, and says for
+// each how many tools it lists or why it did not come up. A server that is
+// down is reported, not failed on: the commands run without it.
+func mcpReport(ctx context.Context, w io.Writer, f *config.File) {
+	if len(f.MCP.Servers) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "mcp servers\t")
+	m, err := startMCP(ctx, io.Discard, f)
+	if err != nil {
+		fmt.Fprintf(w, "  (cannot start: %s)\t\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return
+	}
+	defer m.Close()
+	for _, s := range m.Status() {
+		trust := "untrusted: its tools ask before they run, unless marked read-only"
+		if s.Trusted {
+			trust = "trusted"
+		}
+		if s.Err != nil {
+			fmt.Fprintf(w, "  %s\tdown: %s\n", s.Name, strings.ReplaceAll(s.Err.Error(), "\n", "; "))
+			continue
+		}
+		fmt.Fprintf(w, "  %s\t%d tools, %s\n", s.Name, s.Tools, trust)
+	}
 }
 
 func keyState(p provider.Info) string {

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -65,5 +67,31 @@ func TestDoctorFailsOnUnreadableConfig(t *testing.T) {
 	code, stdout, _ := runMain(t, context.Background(), "doctor")
 	if code != ExitFailed || !strings.Contains(stdout, "cannot be read") || !strings.Contains(stdout, "sandbox") {
 		t.Errorf("exit %d, output:\n%s", code, stdout)
+	}
+}
+
+// TestDoctorReportsMCPServers: doctor starts the configured MCP servers and
+// says how many tools each lists, whether it is trusted, and why one that
+// did not come up is down; a server down does not fail the report.
+func TestDoctorReportsMCPServers(t *testing.T) {
+	clearKeys(t)
+	cfgDir := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "rein")
+	if err := os.MkdirAll(cfgDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf("[mcp.servers.tr]\ncommand = %q\nenv = { REIN_TEST_MCP = \"1\" }\ntrusted = true\n\n"+
+		"[mcp.servers.gone]\ncommand = %q\nstart_timeout = \"2s\"\n", os.Args[0], filepath.Join(t.TempDir(), "no-such-server"))
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runMain(t, context.Background(), "doctor")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+	}
+	if !regexp.MustCompile(`(?m)^  tr +2 tools, trusted$`).MatchString(out) {
+		t.Errorf("no line for the trusted server with its 2 tools:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^  gone +down: .*no-such-server`).MatchString(out) {
+		t.Errorf("no line saying why gone is down:\n%s", out)
 	}
 }

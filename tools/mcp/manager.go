@@ -19,6 +19,16 @@ type Manager struct {
 	tools    []*remoteTool // in server order, then each server's order
 	byName   map[string]*remoteTool
 	problems []error
+	status   []ServerStatus // in config order
+}
+
+// ServerStatus is how a configured server came up at Start.
+type ServerStatus struct {
+	Name    string
+	Trusted bool
+	// Tools is how many tools it listed; Err why it was left out.
+	Tools int
+	Err   error
 }
 
 // Options configures Start.
@@ -59,6 +69,11 @@ func Start(ctx context.Context, cfgs []ServerConfig, opts Options) (*Manager, er
 
 	m := &Manager{byName: map[string]*remoteTool{}}
 	for i, s := range servers {
+		st := ServerStatus{Name: cfgs[i].Name, Trusted: cfgs[i].Trusted, Err: errs[i]}
+		if errs[i] == nil {
+			st.Tools = len(s.tools)
+		}
+		m.status = append(m.status, st)
 		if errs[i] != nil {
 			log.Warn("MCP server left out", "mcp_server", cfgs[i].Name, "err", errs[i])
 			m.problems = append(m.problems, errs[i])
@@ -76,6 +91,10 @@ func Start(ctx context.Context, cfgs []ServerConfig, opts Options) (*Manager, er
 	}
 	return m, nil
 }
+
+// Status returns how each configured server came up at Start, in the
+// order of the configs.
+func (m *Manager) Status() []ServerStatus { return append([]ServerStatus(nil), m.status...) }
 
 // Problems returns why servers were left out at start.
 func (m *Manager) Problems() []error { return append([]error(nil), m.problems...) }
