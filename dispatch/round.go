@@ -80,6 +80,12 @@ type Round struct {
 	mu sync.Mutex
 	// cancelAt is when ctx was cancelled, zero before.
 	cancelAt time.Time
+
+	// first and one hold a round's first call and the start of calls: a
+	// round is begun at its first call and most have one, so it costs no
+	// allocations of its own beyond the Round.
+	first call
+	one   [1]*call
 }
 
 // call is one call of a round. Its fields up to mu-guarded ones are set by
@@ -127,6 +133,7 @@ func (d *Dispatcher) Begin(ctx context.Context, info RoundInfo) *Round {
 		hold:   d.cfg.NoEarlyStart || info.Phase == llm.PhaseFinal,
 		notify: make(chan struct{}, 1),
 	}
+	r.calls = r.one[:0]
 	r.stopAfter = context.AfterFunc(ctx, r.noteCancel)
 	return r
 }
@@ -157,7 +164,13 @@ func (r *Round) Add(c llm.Call) {
 	if r.finished != nil {
 		return
 	}
-	k := &call{index: len(r.calls), llm: c, done: make(chan struct{})}
+	var k *call
+	if len(r.calls) == 0 {
+		k = &r.first
+	} else {
+		k = new(call)
+	}
+	k.index, k.llm, k.done = len(r.calls), c, make(chan struct{})
 	r.calls = append(r.calls, k)
 	if k.index >= r.d.cfg.MaxCalls {
 		r.tooMany(k)
@@ -260,11 +273,16 @@ func (r *Round) terminated() *call {
 
 // batch collects the settled calls in call order.
 func (r *Round) batch() *Batch {
-	b := &Batch{
-		Results:   make([]llm.Result, len(r.calls)),
-		Timings:   make([]Timing, len(r.calls)),
-		Terminate: -1,
+	var b *Batch
+	if len(r.calls) == 1 {
+		// One allocation instead of three for the usual round.
+		one := new(batchOf1)
+		b = &one.b
+		b.Results, b.Timings = one.res[:], one.tim[:]
+	} else {
+		b = &Batch{Results: make([]llm.Result, len(r.calls)), Timings: make([]Timing, len(r.calls))}
 	}
+	b.Terminate = -1
 	for i, k := range r.calls {
 		b.Results[i] = k.res
 		b.Timings[i] = k.timing
@@ -287,6 +305,13 @@ func (r *Round) batch() *Batch {
 		b.Results[i].Content = secondPauseText(r.calls[b.Pause.Index])
 	}
 	return b
+}
+
+// batchOf1 is the batch of a round of one call with its results.
+type batchOf1 struct {
+	b   Batch
+	res [1]llm.Result
+	tim [1]Timing
 }
 
 func (r *Round) emit(e event.Event) {

@@ -23,38 +23,56 @@ type outcome struct {
 // It exits when the tool returns, even when Finish has long since
 // abandoned the call.
 func (r *Round) run(k *call) {
-	for _, d := range k.deps {
-		select {
-		case <-d.done:
-		case <-r.ctx.Done():
-			r.answer(k, r.notStarted())
-			return
-		}
-		r.mu.Lock()
-		blocked := d.abandoned
-		r.mu.Unlock()
-		if blocked {
-			// The earlier call still holds the resource; running on it
-			// could interleave two writes.
-			r.refuse(k, llm.ResultNotRun, blockedText(d))
-			return
-		}
+	if len(k.deps) > 0 && !r.waitDeps(k) {
+		return
 	}
 	if !r.start(k) {
 		return
 	}
-	r.emit(event.Event{Type: event.ToolStarted, CallID: k.llm.ID, Name: k.llm.Name, Index: k.index, Args: k.llm.Args})
+	if r.d.events != nil {
+		r.emitStarted(k)
+	}
 
 	ctx, cancel := context.WithTimeout(r.ctx, k.timeout)
-	out, err := invoke(ctx, k, r.info)
-	var pe *panicError
-	panicked := errors.As(err, &pe)
+	out, err := invoke(ctx, k, &r.info)
 	// Past its own deadline, not the round's.
-	late := r.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
+	late := err != nil && r.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
 	cancel()
-	end := time.Now()
+	r.conclude(k, &out, err, late, time.Now())
+}
 
+// conclude turns what the tool returned into the call's outcome and
+// settles the call.
+//
+// run's own frame is kept small: the outcome is built here and failures
+// apart (failed), events in functions of their own, values passed by
+// pointer. A call's goroutine starts on a small stack that a no-op call
+// then fits in; growing it (copying the stack, adjusting every frame) cost
+// more than the rest of such a call's run.
+func (r *Round) conclude(k *call, out *tool.Output, err error, late bool, end time.Time) {
 	var o outcome
+	if err != nil || out.Failed || out.Pause != nil {
+		r.failed(&o, k, out, err, late, end)
+	} else {
+		text := out.Text
+		if text == "" {
+			// Some providers refuse an empty tool message, and the model
+			// reads an empty one as a failure.
+			text = noOutputText
+		}
+		o.res = llm.Result{Status: llm.ResultOK, Content: text}
+	}
+	o.res.Meta = out.Meta
+	o.terminate = out.Terminate && err == nil
+	r.settleAt(k, &o, end)
+}
+
+// failed is the outcome of a call that did not simply succeed, apart from
+// conclude to keep the common path's frames small.
+func (r *Round) failed(o *outcome, k *call, out *tool.Output, err error, late bool, end time.Time) {
+	// invoke returns a *panicError as is; an error of the tool's is never
+	// one (the type is this package's own).
+	pe, panicked := err.(*panicError)
 	switch {
 	case panicked:
 		o.res = llm.Result{Status: llm.ResultError, Content: errorText(
@@ -72,22 +90,42 @@ func (r *Round) run(k *call) {
 			text = errorText(k.llm.Name+" failed", "the tool gave no detail", "")
 		}
 		o.res = llm.Result{Status: llm.ResultError, Content: text}
-	case out.Pause != nil:
+	default: // out.Pause != nil
 		p := *out.Pause
 		o.pause = &p
 		o.res = llm.Result{Status: llm.ResultPending, Content: out.Text}
-	default:
-		text := out.Text
-		if text == "" {
-			// Some providers refuse an empty tool message, and the model
-			// reads an empty one as a failure.
-			text = noOutputText
-		}
-		o.res = llm.Result{Status: llm.ResultOK, Content: text}
 	}
-	o.res.Meta = out.Meta
-	o.terminate = out.Terminate && err == nil && !panicked
-	r.settleAt(k, o, end)
+}
+
+// emitStarted sends tool_started; apart from run (and not inlined into
+// it) to keep run's frame small (see conclude): an event is a large value.
+//
+//go:noinline
+func (r *Round) emitStarted(k *call) {
+	r.emit(event.Event{Type: event.ToolStarted, CallID: k.llm.ID, Name: k.llm.Name, Index: k.index, Args: k.llm.Args})
+}
+
+// waitDeps waits for the earlier calls k conflicts with and reports
+// whether k may run; when not, k is settled.
+func (r *Round) waitDeps(k *call) bool {
+	for _, d := range k.deps {
+		select {
+		case <-d.done:
+		case <-r.ctx.Done():
+			r.answer(k, r.notStarted())
+			return false
+		}
+		r.mu.Lock()
+		blocked := d.abandoned
+		r.mu.Unlock()
+		if blocked {
+			// The earlier call still holds the resource; running on it
+			// could interleave two writes.
+			r.refuse(k, llm.ResultNotRun, blockedText(d))
+			return false
+		}
+	}
+	return true
 }
 
 // start marks k running unless it was settled meanwhile or the round was
@@ -117,7 +155,7 @@ type panicError struct{ value any }
 func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 
 // invoke runs the tool, turning a panic into a *panicError.
-func invoke(ctx context.Context, k *call, info RoundInfo) (out tool.Output, err error) {
+func invoke(ctx context.Context, k *call, info *RoundInfo) (out tool.Output, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			out, err = tool.Output{}, &panicError{p}
@@ -137,10 +175,12 @@ func invoke(ctx context.Context, k *call, info RoundInfo) (out tool.Output, err 
 // answer settles k with o unless it is settled already (abandoned by
 // Finish while the tool kept running).
 func (r *Round) answer(k *call, o outcome) {
-	r.settleAt(k, o, time.Now())
+	r.settleAt(k, &o, time.Now())
 }
 
-func (r *Round) settleAt(k *call, o outcome, end time.Time) {
+// settleAt is answer with the time the call ended; o is a pointer to keep
+// the caller's frame small (see failed).
+func (r *Round) settleAt(k *call, o *outcome, end time.Time) {
 	r.mu.Lock()
 	if k.answered {
 		r.mu.Unlock()
@@ -156,7 +196,7 @@ func (r *Round) settleAt(k *call, o outcome, end time.Time) {
 // set under the lock), sends the result event, then releases whoever waits
 // on the call. The event goes first so that no one sees the round end
 // before every result event was sent.
-func (r *Round) settle(k *call, o outcome, started bool, end time.Time) {
+func (r *Round) settle(k *call, o *outcome, started bool, end time.Time) {
 	o.res.CallID = k.llm.ID
 	o.res.Name = k.llm.Name
 	k.res = o.res
@@ -167,8 +207,16 @@ func (r *Round) settle(k *call, o outcome, started bool, end time.Time) {
 		k.timing.End = end
 		ms = float64(end.Sub(k.timing.Start)) / float64(time.Millisecond)
 	}
-	r.emit(event.Event{Type: event.Result, CallID: k.llm.ID, Name: k.llm.Name, Index: k.index,
-		Status: string(k.res.Status), Content: k.res.Content, Duration: ms})
+	if r.d.events != nil {
+		r.emitResult(k, ms)
+	}
 	close(k.done)
 	r.wake()
+}
+
+// emitResult sends the result event; apart from settle so that a round
+// without a handler keeps a small frame on the call's goroutine.
+func (r *Round) emitResult(k *call, ms float64) {
+	r.emit(event.Event{Type: event.Result, CallID: k.llm.ID, Name: k.llm.Name, Index: k.index,
+		Status: string(k.res.Status), Content: k.res.Content, Duration: ms})
 }

@@ -112,7 +112,7 @@ func (r *Round) sweep(ks []*call) (next time.Time, pending bool) {
 		default:
 			o.res = llm.Result{Status: llm.ResultError, Content: r.timeoutText(a.k, true)}
 		}
-		r.settle(a.k, o, a.started, now)
+		r.settle(a.k, &o, a.started, now)
 	}
 	return next, pending
 }

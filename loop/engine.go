@@ -118,6 +118,9 @@ type run struct {
 	// approvedSet is st.Approved as a set, kept beside it so no round
 	// rebuilds it.
 	approvedSet map[string]bool
+	// streamed is the last round's calls (roundResult.calls), its array
+	// reused by the next round: a round's result is done with by then.
+	streamed []llm.Call
 }
 
 func (e *Engine) newRun(ctx context.Context, st *State) *run {

@@ -63,7 +63,11 @@ func (r *run) request(phase llm.Phase) *llm.Request {
 func (r *run) round(phase llm.Phase) roundResult {
 	var res roundResult
 	n := r.st.Rounds + 1
-	r.emit(event.Event{Type: event.RoundStarted, Round: n, Phase: phase})
+	if r.ev != nil {
+		// Guarded here, as below: an event is a large value to build for
+		// nothing.
+		r.emit(event.Event{Type: event.RoundStarted, Round: n, Phase: phase})
+	}
 	final := phase == llm.PhaseFinal
 
 	req := r.request(phase)
@@ -82,12 +86,14 @@ func (r *run) round(phase llm.Phase) roundResult {
 	defer stream.Close()
 
 	var (
-		disp     *dispatch.Round
-		visible  strings.Builder
-		resp     *llm.Response
-		ids      []string          // call id by index, after de-duplication
-		pending  map[int]*llm.Call // calls completed out of index order
-		streamed []llm.Call        // calls added to the dispatcher, in order
+		disp    *dispatch.Round
+		visible strings.Builder
+		resp    *llm.Response
+		ids     []string          // call id by index, after de-duplication
+		pending map[int]*llm.Call // calls completed out of index order
+		// calls added to the dispatcher, in order; in the run's buffer,
+		// as the round's result only lives until the next round.
+		streamed = r.streamed[:0]
 	)
 	add := func(c llm.Call) {
 		streamed = append(streamed, c)
@@ -110,7 +116,9 @@ func (r *run) round(phase llm.Phase) roundResult {
 		switch ev.Kind {
 		case llm.EventText:
 			visible.WriteString(ev.Delta)
-			r.emit(event.Event{Type: event.TextDelta, Round: n, Phase: phase, Delta: ev.Delta})
+			if r.ev != nil {
+				r.emit(event.Event{Type: event.TextDelta, Round: n, Phase: phase, Delta: ev.Delta})
+			}
 		case llm.EventReasoning:
 			r.emit(event.Event{Type: event.ThinkingDelta, Round: n, Phase: phase, Delta: ev.Delta})
 		case llm.EventCallStart:
@@ -137,7 +145,9 @@ func (r *run) round(phase llm.Phase) roundResult {
 			for {
 				c.ID = r.uniqueID(c.ID)
 				ids = append(ids, c.ID)
-				r.emit(event.Event{Type: event.CallCompleted, Round: n, Index: len(ids) - 1, CallID: c.ID, Name: c.Name, Args: c.Args})
+				if r.ev != nil {
+					r.emit(event.Event{Type: event.CallCompleted, Round: n, Index: len(ids) - 1, CallID: c.ID, Name: c.Name, Args: c.Args})
+				}
 				add(c)
 				next, ok := pending[len(ids)]
 				if !ok {
@@ -231,6 +241,7 @@ func (r *run) round(phase llm.Phase) roundResult {
 		r.warn(event.WarnToolIgnored, "the model called tools in the forced final round; the calls were ignored")
 	}
 	res.calls = streamed
+	r.streamed = streamed
 
 	// A failed stream with nothing started leaves no trace (it may be
 	// retried or forced); otherwise the round is history.
