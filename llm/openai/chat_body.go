@@ -441,12 +441,15 @@ type partSnap struct {
 	provider   string
 	opaqueRaw  string
 	opaqueNull bool
+	// What the Responses encoding also reads: the call's item id, the
+	// reasoning's id and encrypted content.
+	itemID, opaqueID, encrypted string
 }
 
 func snapPart(p *llm.Part) partSnap {
 	s := partSnap{kind: p.Kind, text: p.Text}
 	if p.Call != nil {
-		s.call, s.a, s.b, s.c = true, p.Call.ID, p.Call.Name, p.Call.Args
+		s.call, s.a, s.b, s.c, s.itemID = true, p.Call.ID, p.Call.Name, p.Call.Args, p.Call.ItemID
 	}
 	if p.Result != nil {
 		// A part holds a call or a result, never both: the fields are
@@ -455,6 +458,7 @@ func snapPart(p *llm.Part) partSnap {
 	}
 	if p.Opaque != nil {
 		s.opaque, s.provider, s.opaqueRaw, s.opaqueNull = true, p.Opaque.Provider, string(p.Opaque.Raw), p.Opaque.Raw == nil
+		s.opaqueID, s.encrypted = p.Opaque.ID, p.Opaque.Encrypted
 	}
 	return s
 }
@@ -466,13 +470,14 @@ func (s *partSnap) matches(p *llm.Part) bool {
 	if p.Call != nil && p.Result != nil {
 		return false // not snapshotted faithfully: never matched
 	}
-	if p.Call != nil && (p.Call.ID != s.a || p.Call.Name != s.b || p.Call.Args != s.c) {
+	if p.Call != nil && (p.Call.ID != s.a || p.Call.Name != s.b || p.Call.Args != s.c || p.Call.ItemID != s.itemID) {
 		return false
 	}
 	if p.Result != nil && (p.Result.CallID != s.a || p.Result.Content != s.b) {
 		return false
 	}
-	return p.Opaque == nil || p.Opaque.Provider == s.provider && string(p.Opaque.Raw) == s.opaqueRaw && (p.Opaque.Raw == nil) == s.opaqueNull
+	return p.Opaque == nil || p.Opaque.Provider == s.provider && string(p.Opaque.Raw) == s.opaqueRaw && (p.Opaque.Raw == nil) == s.opaqueNull &&
+		p.Opaque.ID == s.opaqueID && p.Opaque.Encrypted == s.encrypted
 }
 
 func (e *msgEntry) matches(it *llm.Item) bool {
@@ -489,8 +494,14 @@ func (e *msgEntry) matches(it *llm.Item) bool {
 
 // append appends the message of an item, from the cache when it holds it.
 func (mc *msgCache) append(b []byte, it *llm.Item, k msgKind) []byte {
+	return mc.appendWith(b, it, k, encodeMessage)
+}
+
+// appendWith appends what encode makes of an item, from the cache when it
+// holds it. A cache serves one encoder.
+func (mc *msgCache) appendWith(b []byte, it *llm.Item, k msgKind, encode func([]byte, *llm.Item, msgKind) []byte) []byte {
 	if len(it.Parts) == 0 {
-		return encodeMessage(b, it, k)
+		return encode(b, it, k)
 	}
 	key := msgKey{parts: &it.Parts[0], n: len(it.Parts), kind: k}
 	mc.mu.Lock()
@@ -505,7 +516,7 @@ func (mc *msgCache) append(b []byte, it *llm.Item, k msgKind) []byte {
 		return append(b, e.json...)
 	}
 	start := len(b)
-	b = encodeMessage(b, it, k)
+	b = encode(b, it, k)
 	e = &msgEntry{role: it.Role, parts: make([]partSnap, len(it.Parts)), json: slices.Clone(b[start:])}
 	for i := range it.Parts {
 		e.parts[i] = snapPart(&it.Parts[i])

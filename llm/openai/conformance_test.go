@@ -131,8 +131,13 @@ func replay(t *testing.T, api string, rec *testkit.Recording) {
 	}
 
 	checkBody := func(req *llm.Request) {
-		if c, ok := model.(*openai.Chat); ok {
-			if err := openai.CheckChatBody(c, req, stream); err != nil {
+		switch m := model.(type) {
+		case *openai.Chat:
+			if err := openai.CheckChatBody(m, req, stream); err != nil {
+				t.Errorf("round %d: %v", req.Round, err)
+			}
+		case *openai.Responses:
+			if err := openai.CheckResponsesBody(m, req, stream); err != nil {
 				t.Errorf("round %d: %v", req.Round, err)
 			}
 		}

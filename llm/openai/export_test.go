@@ -7,3 +7,9 @@ import "github.com/reinhq/rein/llm"
 func CheckChatBody(c *Chat, req *llm.Request, stream bool) error {
 	return compareChatBody(c, req, stream, c.TextTools())
 }
+
+// CheckResponsesBody checks that the body a Responses model sends for req
+// means the same JSON as the SDK's encoding of the same request.
+func CheckResponsesBody(r *Responses, req *llm.Request, stream bool) error {
+	return compareResponsesBody(r, req, stream)
+}

@@ -1,12 +1,12 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/openai/openai-go/v3/responses"
 
@@ -16,23 +16,16 @@ import (
 	"github.com/reinhq/rein/llm"
 )
 
-// withStream adds "stream":true to an encoded request object: the SDK's
-// request parameters have no field for it (its streaming call sets it the
-// same way).
-func withStream(body []byte) []byte {
-	out := make([]byte, 0, len(body)+16)
-	out = append(out, `{"stream":true`...)
-	rest := bytes.TrimSpace(body)[1:]
-	if len(bytes.TrimSpace(rest)) > 1 {
-		out = append(out, ',')
-	}
-	return append(out, rest...)
-}
-
 // Responses is a model served over the Responses API.
 type Responses struct {
 	opts     Options
 	endpoint *endpoint
+
+	// The request body's encoding: input items by item, the last tools
+	// array and the last body's size (see responsesBody).
+	msgs     msgCache
+	tools    atomic.Pointer[toolsCache]
+	sizeHint atomic.Int64
 }
 
 // NewResponses returns a Responses API model.
@@ -42,16 +35,9 @@ func NewResponses(opts Options) *Responses {
 
 // Stream implements llm.Model.
 func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-	params, err := r.responsesParams(req)
+	body, err := r.responsesBody(req, !r.opts.NoStream)
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.BadRequest, Provider: r.opts.name(), Message: err.Error(), Err: err}
-	}
-	body, err := params.MarshalJSON()
-	if err != nil {
-		return nil, &llm.Error{Kind: llm.BadRequest, Provider: r.opts.name(), Message: err.Error(), Err: err}
-	}
-	if !r.opts.NoStream {
-		body = withStream(body)
 	}
 	resp, err := r.endpoint.post(ctx, body)
 	if err != nil {

@@ -14,6 +14,10 @@ import (
 	"github.com/reinhq/rein/llm/textcall"
 )
 
+// The mapping of a request to the SDK's ResponseNewParams, as the adapter
+// sent it through the SDK's encoder until responsesBody replaced it: the
+// reference responsesBody is compared with (responses_body_test.go).
+
 // responsesParams maps a request to Responses API parameters.
 func (r *Responses) responsesParams(req *llm.Request) (responses.ResponseNewParams, error) {
 	model := req.Model
@@ -229,16 +233,4 @@ func reasoningInput(p llm.Part, store bool) (responses.ResponseInputItemUnionPar
 	// requires but a stateless request must not send.
 	r := param.Override[responses.ResponseReasoningItemParam](item)
 	return responses.ResponseInputItemUnionParam{OfReasoning: &r}, true
-}
-
-// lastOutput is the index of the item's last part the API counts as output
-// (text or a call), or -1.
-func lastOutput(it *llm.Item) int {
-	last := -1
-	for i, p := range it.Parts {
-		if (p.Kind == llm.PartText && p.Text != "") || (p.Kind == llm.PartCall && p.Call != nil) {
-			last = i
-		}
-	}
-	return last
 }

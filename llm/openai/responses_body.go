@@ -1,0 +1,383 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/openai/openai-go/v3/packages/param"
+
+	"github.com/reinhq/rein/internal/jsontext"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/textcall"
+)
+
+// The Responses request body is encoded here, as the Chat body is (see
+// chat_body.go), rather than by the SDK's reflection over
+// ResponseNewParams, which re-encoded the whole history every round. It
+// means the same JSON as the SDK's encoding of responsesParams
+// (responses_body_test.go compares the two on every request shape and on
+// the recorded traffic). Each assistant and tool item's input items are
+// encoded once and kept in the message cache.
+
+// responsesBody encodes a request.
+func (r *Responses) responsesBody(req *llm.Request, stream bool) ([]byte, error) {
+	model := req.Model
+	if model == "" {
+		model = r.opts.Model
+	}
+	extra := r.opts.Extra
+	has := func(k string) bool { _, ok := extra[k]; return ok }
+	textTools := r.opts.TextTools
+	hint := r.sizeHint.Load()
+	b := make([]byte, 0, hint+hint/8+512)
+	b = append(b, '{')
+	sep := func(k string) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = jsontext.AppendString(b, k)
+		b = append(b, ':')
+	}
+	system := req.System
+	if textTools && len(req.Tools) > 0 {
+		system = joinText(system, textcall.Instructions(req.Tools))
+	}
+	if system != "" && !has("instructions") {
+		sep("instructions")
+		b = jsontext.AppendString(b, system)
+	}
+	if has("input") {
+		// Replaced by the extra field, but still checked.
+		if _, err := r.appendInput(nil, req.Items, textTools); err != nil {
+			return nil, err
+		}
+	} else {
+		sep("input")
+		var err error
+		if b, err = r.appendInput(b, req.Items, textTools); err != nil {
+			return nil, err
+		}
+	}
+	if !has("model") {
+		sep("model")
+		b = jsontext.AppendString(b, model)
+	}
+	store := r.opts.Store
+	if !has("store") {
+		sep("store")
+		b = strconv.AppendBool(b, store)
+	}
+	effort, summary := r.opts.ReasoningEffort, r.opts.ReasoningSummary
+	// Without storage the reasoning must travel back encrypted. Models that
+	// do not reason refuse the include, so it is asked of reasoning models
+	// and whenever reasoning is configured.
+	if !store && (effort != "" || summary != "" || TokenParamFor(model) == MaxCompletionTokens) && !has("include") {
+		sep("include")
+		b = append(b, `["reasoning.encrypted_content"]`...)
+	}
+	if (effort != "" || summary != "") && !has("reasoning") {
+		sep("reasoning")
+		b = append(b, '{')
+		if effort != "" {
+			b = append(b, `"effort":`...)
+			b = jsontext.AppendString(b, effort)
+		}
+		if summary != "" {
+			if effort != "" {
+				b = append(b, ',')
+			}
+			b = append(b, `"summary":`...)
+			b = jsontext.AppendString(b, summary)
+		}
+		b = append(b, '}')
+	}
+	if len(req.Tools) > 0 && !textTools {
+		if !has("tools") {
+			tools, err := r.toolsJSON(req.Tools)
+			if err != nil {
+				return nil, err
+			}
+			sep("tools")
+			b = append(b, tools...)
+		}
+		choice := req.ToolChoice
+		if choice == "" {
+			choice = llm.ToolChoiceAuto
+		}
+		if !has("tool_choice") {
+			sep("tool_choice")
+			b = jsontext.AppendString(b, string(choice))
+		}
+		if req.ParallelCalls && !has("parallel_tool_calls") {
+			sep("parallel_tool_calls")
+			b = append(b, "true"...)
+		}
+	}
+	if n := req.MaxOutputTokens; n > 0 && !has("max_output_tokens") {
+		sep("max_output_tokens")
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	if req.Temperature != nil && !has("temperature") {
+		t, err := json.Marshal(*req.Temperature)
+		if err != nil {
+			return nil, fmt.Errorf("temperature: %w", err)
+		}
+		sep("temperature")
+		b = append(b, t...)
+	}
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		if stream && k == "stream" {
+			continue
+		}
+		v := extra[k]
+		if any(v) == any(param.Omit) {
+			continue
+		}
+		raw, err := extraJSON(v)
+		if err != nil {
+			return nil, fmt.Errorf("extra field %q: %w", k, err)
+		}
+		sep(k)
+		b = append(b, raw...)
+	}
+	if stream {
+		sep("stream")
+		b = append(b, "true"...)
+	}
+	b = append(b, '}')
+	r.sizeHint.Store(int64(len(b)))
+	return b, nil
+}
+
+// appendInput appends the input array: the items of responsesInput.
+func (r *Responses) appendInput(b []byte, items []llm.Item, textTools bool) ([]byte, error) {
+	b = append(b, '[')
+	first := true
+	open := func() {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+	}
+	var user []string
+	var results []llm.Result
+	flushResults := func() {
+		if len(results) > 0 {
+			user = append(user, textcall.FormatResults(results))
+			results = results[:0]
+		}
+	}
+	flushUser := func() {
+		flushResults()
+		if len(user) > 0 {
+			open()
+			b = appendEasyMessage(b, "user", strings.Join(user, "\n\n"))
+			user = user[:0]
+		}
+	}
+	k := msgKind{assistant: true, textTools: textTools}
+	for i := range items {
+		it := &items[i]
+		switch it.Role {
+		case llm.RoleUser:
+			flushResults()
+			user = append(user, it.Text())
+		case llm.RoleAssistant:
+			if lastOutput(it) < 0 {
+				// Nothing of it can be sent (reasoning alone): the user
+				// messages around it stay one message.
+				continue
+			}
+			flushUser()
+			open()
+			b = r.msgs.appendWith(b, it, k, r.encodeAssistant)
+		case llm.RoleTool:
+			res := it.Result()
+			if res == nil {
+				return nil, fmt.Errorf("item %d: tool item without a result", i)
+			}
+			if textTools {
+				results = append(results, *res)
+				continue
+			}
+			flushUser()
+			open()
+			b = r.msgs.appendWith(b, it, msgKind{}, encodeFunctionOutput)
+		default:
+			return nil, fmt.Errorf("item %d: unknown role %q", i, it.Role)
+		}
+	}
+	flushUser()
+	return append(b, ']'), nil
+}
+
+func appendEasyMessage(b []byte, role, text string) []byte {
+	b = append(b, `{"role":`...)
+	b = jsontext.AppendString(b, role)
+	b = append(b, `,"content":`...)
+	b = jsontext.AppendString(b, text)
+	return append(b, '}')
+}
+
+// encodeFunctionOutput encodes a tool item as a function_call_output.
+func encodeFunctionOutput(b []byte, it *llm.Item, _ msgKind) []byte {
+	res := it.Result()
+	b = append(b, `{"type":"function_call_output","call_id":`...)
+	b = jsontext.AppendString(b, res.CallID)
+	b = append(b, `,"output":`...)
+	b = jsontext.AppendString(b, res.Content)
+	return append(b, '}')
+}
+
+// encodeAssistant encodes an assistant item as its input items, comma
+// separated, in the order of appendAssistant: its text as messages, its
+// reasoning (up to its last output) and its calls in place.
+func (r *Responses) encodeAssistant(b []byte, it *llm.Item, k msgKind) []byte {
+	store := r.opts.Store
+	n := 0
+	item := func() {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+	}
+	var text strings.Builder
+	var textCalls []llm.Call
+	flushText := func() {
+		if len(textCalls) > 0 {
+			s := joinText(text.String(), textcall.Format(textCalls))
+			text.Reset()
+			text.WriteString(s)
+			textCalls = textCalls[:0]
+		}
+		if text.Len() > 0 {
+			item()
+			b = appendEasyMessage(b, "assistant", text.String())
+			text.Reset()
+		}
+	}
+	last := lastOutput(it)
+	for i, p := range it.Parts {
+		switch p.Kind {
+		case llm.PartText:
+			text.WriteString(p.Text)
+		case llm.PartReasoning:
+			if i > last {
+				continue
+			}
+			if raw, ok := reasoningJSON(p, store); ok {
+				flushText()
+				item()
+				b = append(b, raw...)
+			}
+		case llm.PartCall:
+			if p.Call == nil {
+				continue
+			}
+			if k.textTools {
+				textCalls = append(textCalls, *p.Call)
+				continue
+			}
+			flushText()
+			item()
+			b = append(b, `{"type":"function_call","call_id":`...)
+			b = jsontext.AppendString(b, p.Call.ID)
+			b = append(b, `,"name":`...)
+			b = jsontext.AppendString(b, p.Call.Name)
+			b = append(b, `,"arguments":`...)
+			b = jsontext.AppendString(b, argsOrEmpty(p.Call.Args))
+			if store && p.Call.ItemID != "" {
+				b = append(b, `,"id":`...)
+				b = jsontext.AppendString(b, p.Call.ItemID)
+			}
+			b = append(b, '}')
+		}
+	}
+	flushText()
+	return b
+}
+
+// reasoningJSON is the reasoning input item reasoningInput builds, encoded.
+func reasoningJSON(p llm.Part, store bool) ([]byte, bool) {
+	o := p.Opaque
+	if o == nil || o.Provider != ProviderResponses {
+		return nil, false
+	}
+	if !store && o.Encrypted == "" || store && o.ID == "" {
+		return nil, false
+	}
+	item := map[string]any{"type": "reasoning", "summary": []any{}}
+	var kept struct {
+		Summary json.RawMessage `json:"summary"`
+	}
+	if json.Unmarshal(o.Raw, &kept) == nil && len(kept.Summary) > 0 && string(kept.Summary) != "null" {
+		item["summary"] = kept.Summary
+	} else if p.Text != "" {
+		item["summary"] = []any{map[string]any{"type": "summary_text", "text": p.Text}}
+	}
+	if o.Encrypted != "" {
+		item["encrypted_content"] = o.Encrypted
+	}
+	if store {
+		item["id"] = o.ID
+	}
+	// Strings and JSON decoded above always marshal.
+	raw, _ := json.Marshal(item)
+	return raw, true
+}
+
+// lastOutput is the index of the item's last part the API counts as output
+// (text or a call), or -1.
+func lastOutput(it *llm.Item) int {
+	last := -1
+	for i, p := range it.Parts {
+		if (p.Kind == llm.PartText && p.Text != "") || (p.Kind == llm.PartCall && p.Call != nil) {
+			last = i
+		}
+	}
+	return last
+}
+
+// toolsJSON encodes the tools array, reusing the last one when the tools
+// did not change.
+func (r *Responses) toolsJSON(specs []llm.ToolSpec) ([]byte, error) {
+	if t := r.tools.Load(); t != nil && t.same(specs) {
+		return t.json, nil
+	}
+	b := []byte{'['}
+	for i, s := range specs {
+		schema, err := schemaMap(s.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", s.Name, err)
+		}
+		params, err := json.Marshal(schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: schema: %w", s.Name, err)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		// Strict is sent as false: the Responses API defaults to strict
+		// schemas, which ordinary JSON Schemas fail.
+		b = append(b, `{"type":"function","name":`...)
+		b = jsontext.AppendString(b, s.Name)
+		if s.Description != "" {
+			b = append(b, `,"description":`...)
+			b = jsontext.AppendString(b, s.Description)
+		}
+		b = append(b, `,"parameters":`...)
+		b = append(b, params...)
+		b = append(b, `,"strict":false}`...)
+	}
+	b = append(b, ']')
+	t := &toolsCache{json: b, specs: make([]toolSnap, len(specs))}
+	for i, s := range specs {
+		t.specs[i] = toolSnap{s.Name, s.Description, string(s.Schema)}
+	}
+	r.tools.Store(t)
+	return b, nil
+}
