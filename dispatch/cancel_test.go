@@ -120,6 +120,49 @@ func TestCancellationWhileStreamingCountsTheGraceFromTheCancel(t *testing.T) {
 	goleak.VerifyNone(t)
 }
 
+// A Watch tells whichever round is in progress of the cancellation, as a
+// round's own hook would: the grace period counts from the cancel, and a
+// round begun after it runs nothing.
+func TestAWatchTellsTheRoundInProgress(t *testing.T) {
+	const grace = 200 * time.Millisecond
+	st := newStubborn()
+	ro := &fake{spec: tool.Spec{Name: "ro", Access: tool.ReadOnly}}
+	d := New(Config{Tools: tool.NewSet(st, ro), Grace: grace})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := NewWatch(ctx)
+	defer w.Stop()
+
+	r := d.BeginWatched(w, RoundInfo{Round: 1})
+	r.Add(llm.Call{ID: "a", Name: "ro", Args: `{}`})
+	if b := r.Finish(); b.Results[0].Status != llm.ResultOK {
+		t.Fatalf("round 1: %+v", b.Results[0])
+	}
+
+	r = d.BeginWatched(w, RoundInfo{Round: 2})
+	r.Add(llm.Call{ID: "s", Name: "stubborn", Args: `{}`})
+	<-st.started
+	cancelled := time.Now()
+	cancel()
+	// The stream takes a while to notice; the grace period is already running.
+	time.Sleep(grace / 2)
+	b := r.Finish()
+	if took := time.Since(cancelled); took > grace+grace/2 {
+		t.Errorf("round 2: Finish returned %v after the cancellation, want about %v", took, grace)
+	}
+	if b.Results[0].Status != llm.ResultAborted {
+		t.Errorf("round 2: got %+v", b.Results[0])
+	}
+
+	r = d.BeginWatched(w, RoundInfo{Round: 3})
+	r.Add(llm.Call{ID: "b", Name: "ro", Args: `{}`})
+	if b := r.Finish(); b.Results[0].Status != llm.ResultAborted || ro.runs.Load() != 1 {
+		t.Errorf("round 3, begun after the cancellation: got %+v after %d runs", b.Results[0], ro.runs.Load())
+	}
+	close(st.release)
+	goleak.VerifyNone(t)
+}
+
 func TestCallsAddedAfterCancellationDoNotRun(t *testing.T) {
 	ro := &fake{spec: tool.Spec{Name: "ro", Access: tool.ReadOnly}}
 	ctx, cancel := context.WithCancel(context.Background())

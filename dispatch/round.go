@@ -74,8 +74,10 @@ type Round struct {
 	// notify is signalled (without blocking) each time a call is settled,
 	// to wake Finish.
 	notify chan struct{}
-	// stopAfter unregisters the cancellation hook.
+	// stopAfter unregisters the round's cancellation hook; nil when the
+	// round was begun with a Watch, which watch is.
 	stopAfter func() bool
+	watch     *Watch
 
 	mu sync.Mutex
 	// cancelAt is when ctx was cancelled, zero before.
@@ -126,6 +128,23 @@ type call struct {
 // (interrupt): running tools get the grace period, then are answered as
 // aborted with their partial output.
 func (d *Dispatcher) Begin(ctx context.Context, info RoundInfo) *Round {
+	r := d.begin(ctx, info)
+	r.stopAfter = context.AfterFunc(ctx, r.noteCancel)
+	return r
+}
+
+// BeginWatched is Begin for a round of a turn whose context w watches: w's
+// hook notes the cancellation for the round, instead of a hook of the
+// round's own (three allocations each round). The rounds of a Watch run
+// one at a time.
+func (d *Dispatcher) BeginWatched(w *Watch, info RoundInfo) *Round {
+	r := d.begin(w.ctx, info)
+	r.watch = w
+	w.attach(r)
+	return r
+}
+
+func (d *Dispatcher) begin(ctx context.Context, info RoundInfo) *Round {
 	r := &Round{
 		d:      d,
 		ctx:    ctx,
@@ -134,8 +153,73 @@ func (d *Dispatcher) Begin(ctx context.Context, info RoundInfo) *Round {
 		notify: make(chan struct{}, 1),
 	}
 	r.calls = r.one[:0]
-	r.stopAfter = context.AfterFunc(ctx, r.noteCancel)
 	return r
+}
+
+// unhook stops telling the round of the cancellation; from then on it
+// is done with it.
+func (r *Round) unhook() {
+	if r.watch != nil {
+		r.watch.detach(r)
+		return
+	}
+	r.stopAfter()
+}
+
+// Watch notes when a turn's context is cancelled and tells the round in
+// progress (see BeginWatched).
+type Watch struct {
+	ctx  context.Context
+	stop func() bool
+
+	mu    sync.Mutex
+	fired bool   // ctx was cancelled
+	round *Round // the round in progress, or nil
+}
+
+// NewWatch watches ctx until Stop.
+func NewWatch(ctx context.Context) *Watch {
+	w := &Watch{ctx: ctx}
+	w.stop = context.AfterFunc(ctx, w.cancelled)
+	return w
+}
+
+// Stop unregisters the watch from its context, once no round begun with
+// it is in progress (a cancellation after Stop is noticed only when a
+// round waits).
+func (w *Watch) Stop() {
+	w.stop()
+}
+
+func (w *Watch) cancelled() {
+	w.mu.Lock()
+	w.fired = true
+	r := w.round
+	w.mu.Unlock()
+	if r != nil {
+		r.noteCancel()
+	}
+}
+
+// attach makes r the round in progress; one begun after the cancellation
+// notes it at once, as a hook registered on a cancelled context runs at
+// once.
+func (w *Watch) attach(r *Round) {
+	w.mu.Lock()
+	w.round = r
+	fired := w.fired
+	w.mu.Unlock()
+	if fired {
+		r.noteCancel()
+	}
+}
+
+func (w *Watch) detach(r *Round) {
+	w.mu.Lock()
+	if w.round == r {
+		w.round = nil
+	}
+	w.mu.Unlock()
 }
 
 // noteCancel records when the round was cancelled: the grace period runs
@@ -237,7 +321,7 @@ func (r *Round) Finish() *Batch {
 	if r.finished != nil {
 		return r.finished
 	}
-	defer r.stopAfter()
+	defer r.unhook()
 	for _, k := range r.held {
 		go r.run(k)
 	}

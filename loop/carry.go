@@ -155,9 +155,16 @@ func (r *run) clean(items []llm.Item) bool {
 // handed on to the next turn.
 func (r *run) uniqueID(id string) string {
 	ids := r.callIDs()
-	if _, dup := ids[id]; id == "" || dup {
-		id = NewID("call")
+	if id != "" {
+		// One probe instead of a lookup and an insert: the set grows
+		// exactly when id is new.
+		n := len(ids)
+		ids[id] = struct{}{}
+		if len(ids) > n {
+			return id
+		}
 	}
+	id = NewID("call")
 	ids[id] = struct{}{}
 	return id
 }

@@ -118,6 +118,9 @@ type run struct {
 	// approvedSet is st.Approved as a set, kept beside it so no round
 	// rebuilds it.
 	approvedSet map[string]bool
+	// watch notes the cancellation of ctx for the turn's rounds; made at
+	// the first round with calls, stopped when the turn's rounds end.
+	watch *dispatch.Watch
 	// streamed is the last round's calls (roundResult.calls), its array
 	// reused by the next round: a round's result is done with by then.
 	streamed []llm.Call
@@ -138,6 +141,7 @@ func (e *Engine) newRun(ctx context.Context, st *State) *run {
 
 // loop runs rounds until the turn ends. Every way a turn can end is here.
 func (r *run) loop() (*Outcome, error) {
+	defer r.unwatch()
 	st, o := r.st, r.o
 	for {
 		if r.ctx.Err() != nil {
@@ -261,6 +265,22 @@ func (r *run) loop() (*Outcome, error) {
 			continue
 		}
 		return r.complete(StopFinished, r.answer(res.visible))
+	}
+}
+
+// begin starts a round of calls, watched by the turn's one cancellation
+// hook (a hook per round costs three allocations).
+func (r *run) begin(info dispatch.RoundInfo) *dispatch.Round {
+	if r.watch == nil {
+		r.watch = dispatch.NewWatch(r.ctx)
+	}
+	return r.e.disp.BeginWatched(r.watch, info)
+}
+
+func (r *run) unwatch() {
+	if r.watch != nil {
+		r.watch.Stop()
+		r.watch = nil
 	}
 }
 

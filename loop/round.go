@@ -101,7 +101,7 @@ func (r *run) round(phase llm.Phase) roundResult {
 			return
 		}
 		if disp == nil {
-			disp = r.e.disp.Begin(r.ctx, dispatch.RoundInfo{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, Round: n, Phase: phase, ApprovedTools: r.approvedSet})
+			disp = r.begin(dispatch.RoundInfo{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, Round: n, Phase: phase, ApprovedTools: r.approvedSet})
 		}
 		disp.Add(c)
 	}
