@@ -54,7 +54,10 @@ func (r *Round) await(ks []*call) {
 // is still unsettled and when the next one's time is up (zero: none has a
 // limit yet).
 func (r *Round) sweep(ks []*call) (next time.Time, pending bool) {
-	now := time.Now()
+	// now is read once a call has a limit to compare with: usually none
+	// has (the call has not started, or is done), and the clock costs as
+	// much as the rest of a sweep.
+	var now time.Time
 	grace := r.d.cfg.Grace
 	type abandoned struct {
 		k       *call
@@ -90,6 +93,9 @@ func (r *Round) sweep(ks []*call) (next time.Time, pending bool) {
 		}
 		if limit.IsZero() {
 			continue
+		}
+		if now.IsZero() {
+			now = time.Now()
 		}
 		if !now.Before(limit) {
 			k.answered = true
