@@ -147,8 +147,13 @@ func (c *refChecker) resolve(ref string) (any, bool) {
 	return n, true
 }
 
+// pointerEscaper escapes a JSON Pointer token (RFC 6901). Built once: a
+// Replacer builds its tables (kilobytes) on first use, and escape runs for
+// every property of every schema compiled.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
 func escape(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+	return pointerEscaper.Replace(s)
 }
 
 // Keywords of a simple schema (see Validator.simple): the ones the walk
