@@ -28,7 +28,7 @@ func (r *Round) check(k *call) (refusal string) {
 		return d.cfg.Tools.NotFound(name)
 	}
 	spec := t.Spec()
-	v, err := d.validators.get(spec)
+	v, err := compiledSchemas.get(spec)
 	if err != nil {
 		return errorText(fmt.Sprintf("%s cannot be called: its input schema is invalid", name), d.redact(err.Error()), "")
 	}
@@ -100,6 +100,14 @@ type compiled struct {
 	v      *tool.Validator
 	err    error
 }
+
+// compiledSchemas is shared by every dispatcher: a session makes an engine
+// (and so a dispatcher) per turn, and compiling a schema costs tens of
+// microseconds and a hundred allocations, which every turn paid again for
+// each tool it called. A validator depends on nothing but the tool's name
+// and schema, and is safe for concurrent use. It holds one entry per tool
+// name seen.
+var compiledSchemas validators
 
 func (c *validators) get(s tool.Spec) (*tool.Validator, error) {
 	c.mu.RLock()

@@ -189,6 +189,61 @@ func TestCallsAreCheckedBeforeTheyRun(t *testing.T) {
 	}
 }
 
+// Compiled schemas are shared by every dispatcher (a session makes one per
+// turn): turns running at once check calls against the same validator, and
+// a tool whose schema differs under the same name is judged by its own.
+func TestSchemasAreSharedAcrossDispatchersAndFollowTheirTool(t *testing.T) {
+	// pattern is not one of the keywords the walk judges alone, so the
+	// library's validation runs too.
+	const a = `{"type":"object","properties":{"path":{"type":"string","pattern":"^a"}},"required":["path"]}`
+	const b = `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`
+	toolA := &fake{spec: tool.Spec{Name: "shared_schema", Access: tool.ReadOnly, Schema: json.RawMessage(a)}}
+	toolB := &fake{spec: tool.Spec{Name: "shared_schema", Access: tool.ReadOnly, Schema: json.RawMessage(b)}}
+	check := func(d *Dispatcher, args string) llm.ResultStatus {
+		r := d.Begin(context.Background(), RoundInfo{})
+		r.Add(llm.Call{ID: "c", Name: "shared_schema", Args: args})
+		return r.Finish().Results[0].Status
+	}
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			var err error
+			for i := range 50 {
+				d := New(Config{Tools: tool.NewSet(toolA)})
+				args, want := `{"path":"abc"}`, llm.ResultOK
+				if (g+i)%2 == 1 {
+					args, want = `{"path":"xyz"}`, llm.ResultError
+				}
+				if got := check(d, args); got != want && err == nil {
+					err = fmt.Errorf("goroutine %d, round %d: %s gave %s, want %s", g, i, args, got, want)
+				}
+			}
+			done <- err
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	dB, dA := New(Config{Tools: tool.NewSet(toolB)}), New(Config{Tools: tool.NewSet(toolA)})
+	for _, c := range []struct {
+		d    *Dispatcher
+		args string
+		want llm.ResultStatus
+	}{
+		{dB, `{"n":1}`, llm.ResultOK},
+		{dB, `{"path":"abc"}`, llm.ResultError},
+		{dA, `{"path":"abc"}`, llm.ResultOK},
+		{dA, `{"n":1}`, llm.ResultError},
+		{dB, `{"n":2}`, llm.ResultOK},
+	} {
+		if got := check(c.d, c.args); got != c.want {
+			t.Errorf("%s: %s, want %s", c.args, got, c.want)
+		}
+	}
+}
+
 func TestIdenticalCallsRunOnce(t *testing.T) {
 	ro := &fake{spec: tool.Spec{Name: "ro", Access: tool.ReadOnly}}
 	cs := []llm.Call{

@@ -22,9 +22,8 @@ const (
 // Dispatcher runs the calls of rounds. It is safe for concurrent use by
 // rounds of different turns.
 type Dispatcher struct {
-	cfg        Config
-	events     event.Handler
-	validators validators
+	cfg    Config
+	events event.Handler
 	// timers are Finish's wake-up timers, reused across rounds.
 	timers sync.Pool
 }
