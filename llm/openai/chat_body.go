@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
@@ -38,57 +35,23 @@ func (c *Chat) chatBody(req *llm.Request, stream, textTools bool) ([]byte, error
 	if model == "" {
 		model = c.opts.Model
 	}
-	extra := c.opts.Extra
-	has := func(k string) bool { _, ok := extra[k]; return ok }
-	hint := c.sizeHint.Load()
-	b := make([]byte, 0, hint+hint/8+512)
-	b = append(b, '{')
-	sep := func(k string) {
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = jsontext.AppendString(b, k)
-		b = append(b, ':')
-	}
-	if has("messages") {
+	o := newObject(c.sizeHint.Load(), c.opts.Extra)
+	if o.replaced("messages") {
 		// Replaced by the extra field, but still checked.
 		if _, err := c.appendMessages(nil, req, textTools); err != nil {
 			return nil, err
 		}
 	} else {
-		sep("messages")
+		o.key("messages")
 		var err error
-		if b, err = c.appendMessages(b, req, textTools); err != nil {
+		if o.b, err = c.appendMessages(o.b, req, textTools); err != nil {
 			return nil, err
 		}
 	}
-	if !has("model") {
-		sep("model")
-		b = jsontext.AppendString(b, model)
-	}
+	o.string("model", model)
 	if len(req.Tools) > 0 && !textTools {
-		if !has("tools") {
-			tools, err := c.toolsJSON(req.Tools)
-			if err != nil {
-				return nil, err
-			}
-			sep("tools")
-			b = append(b, tools...)
-		}
-		choice := req.ToolChoice
-		if choice == "" {
-			choice = llm.ToolChoiceAuto
-		}
-		// "none" keeps the definitions: the prompt cache stays warm and
-		// servers that want definitions beside earlier tool messages are
-		// satisfied.
-		if !has("tool_choice") {
-			sep("tool_choice")
-			b = jsontext.AppendString(b, string(choice))
-		}
-		if req.ParallelCalls && !has("parallel_tool_calls") {
-			sep("parallel_tool_calls")
-			b = append(b, "true"...)
+		if err := o.tools(req, &c.tools, chatTool); err != nil {
+			return nil, err
 		}
 	}
 	if n := req.MaxOutputTokens; n > 0 {
@@ -100,58 +63,36 @@ func (c *Chat) chatBody(req *llm.Request, stream, textTools bool) ([]byte, error
 		if tp == MaxCompletionTokens {
 			k = "max_completion_tokens"
 		}
-		if !has(k) {
-			sep(k)
-			b = strconv.AppendInt(b, int64(n), 10)
-		}
+		o.int(k, int64(n))
 	}
-	if req.Temperature != nil && !has("temperature") {
-		t, err := json.Marshal(*req.Temperature)
-		if err != nil {
-			return nil, fmt.Errorf("temperature: %w", err)
-		}
-		sep("temperature")
-		b = append(b, t...)
+	if err := o.temperature(req.Temperature); err != nil {
+		return nil, err
 	}
-	if e := c.opts.ReasoningEffort; e != "" && !has("reasoning_effort") {
-		sep("reasoning_effort")
-		b = jsontext.AppendString(b, e)
+	if e := c.opts.ReasoningEffort; e != "" {
+		o.string("reasoning_effort", e)
 	}
-	if stream && !c.opts.NoStreamUsage && !has("stream_options") {
-		sep("stream_options")
-		b = append(b, `{"include_usage":true}`...)
+	if stream && !c.opts.NoStreamUsage {
+		o.raw("stream_options", []byte(`{"include_usage":true}`))
 	}
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		if stream && k == "stream" {
-			continue
-		}
-		v := extra[k]
-		if any(v) == any(param.Omit) {
-			continue
-		}
-		raw, err := extraJSON(v)
-		if err != nil {
-			return nil, fmt.Errorf("extra field %q: %w", k, err)
-		}
-		sep(k)
-		b = append(b, raw...)
+	b, err := o.finish(stream)
+	if err != nil {
+		return nil, err
 	}
-	if stream {
-		sep("stream")
-		b = append(b, "true"...)
-	}
-	b = append(b, '}')
 	c.sizeHint.Store(int64(len(b)))
 	return b, nil
 }
 
-// extraJSON encodes an extra field's value as the SDK does: a byte slice is
-// a string, anything else as encoding/json writes it.
-func extraJSON(v any) ([]byte, error) {
-	if s, ok := v.([]byte); ok {
-		return jsontext.AppendString(nil, string(s)), nil
+// chatTool writes one tool of the Chat tools array.
+func chatTool(b []byte, s *llm.ToolSpec, params []byte) []byte {
+	b = append(b, `{"type":"function","function":{"name":`...)
+	b = jsontext.AppendString(b, s.Name)
+	if s.Description != "" {
+		b = append(b, `,"description":`...)
+		b = jsontext.AppendString(b, s.Description)
 	}
-	return json.Marshal(v)
+	b = append(b, `,"parameters":`...)
+	b = append(b, params...)
+	return append(b, "}}"...)
 }
 
 // appendMessages appends the messages array. Adjacent user-role items
@@ -342,63 +283,6 @@ func encodeMessage(b []byte, it *llm.Item, k msgKind) []byte {
 }
 
 // toolsJSON returns the encoded tools array, from the last request's when
-// the tools are the same.
-func (c *Chat) toolsJSON(specs []llm.ToolSpec) ([]byte, error) {
-	if t := c.tools.Load(); t != nil && t.same(specs) {
-		return t.json, nil
-	}
-	b := []byte{'['}
-	for i, s := range specs {
-		schema, err := schemaMap(s.Schema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %q: %w", s.Name, err)
-		}
-		params, err := json.Marshal(schema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %q: schema: %w", s.Name, err)
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"type":"function","function":{"name":`...)
-		b = jsontext.AppendString(b, s.Name)
-		if s.Description != "" {
-			b = append(b, `,"description":`...)
-			b = jsontext.AppendString(b, s.Description)
-		}
-		b = append(b, `,"parameters":`...)
-		b = append(b, params...)
-		b = append(b, "}}"...)
-	}
-	b = append(b, ']')
-	t := &toolsCache{json: b, specs: make([]toolSnap, len(specs))}
-	for i, s := range specs {
-		t.specs[i] = toolSnap{s.Name, s.Description, string(s.Schema)}
-	}
-	c.tools.Store(t)
-	return b, nil
-}
-
-// toolsCache is the last tools array encoded.
-type toolsCache struct {
-	specs []toolSnap
-	json  []byte
-}
-
-type toolSnap struct{ name, description, schema string }
-
-func (t *toolsCache) same(specs []llm.ToolSpec) bool {
-	if len(specs) != len(t.specs) {
-		return false
-	}
-	for i := range specs {
-		s := &t.specs[i]
-		if specs[i].Name != s.name || specs[i].Description != s.description || string(specs[i].Schema) != s.schema {
-			return false
-		}
-	}
-	return true
-}
 
 // msgCache holds encoded messages by item. An entry is found by the
 // address and length of the item's parts and the message kind, and used

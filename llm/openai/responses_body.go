@@ -3,12 +3,8 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
@@ -29,128 +25,80 @@ func (r *Responses) responsesBody(req *llm.Request, stream bool) ([]byte, error)
 	if model == "" {
 		model = r.opts.Model
 	}
-	extra := r.opts.Extra
-	has := func(k string) bool { _, ok := extra[k]; return ok }
 	textTools := r.opts.TextTools
-	hint := r.sizeHint.Load()
-	b := make([]byte, 0, hint+hint/8+512)
-	b = append(b, '{')
-	sep := func(k string) {
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = jsontext.AppendString(b, k)
-		b = append(b, ':')
-	}
+	o := newObject(r.sizeHint.Load(), r.opts.Extra)
 	system := req.System
 	if textTools && len(req.Tools) > 0 {
 		system = joinText(system, textcall.Instructions(req.Tools))
 	}
-	if system != "" && !has("instructions") {
-		sep("instructions")
-		b = jsontext.AppendString(b, system)
+	if system != "" {
+		o.string("instructions", system)
 	}
-	if has("input") {
+	if o.replaced("input") {
 		// Replaced by the extra field, but still checked.
 		if _, err := r.appendInput(nil, req.Items, textTools); err != nil {
 			return nil, err
 		}
 	} else {
-		sep("input")
+		o.key("input")
 		var err error
-		if b, err = r.appendInput(b, req.Items, textTools); err != nil {
+		if o.b, err = r.appendInput(o.b, req.Items, textTools); err != nil {
 			return nil, err
 		}
 	}
-	if !has("model") {
-		sep("model")
-		b = jsontext.AppendString(b, model)
-	}
+	o.string("model", model)
 	store := r.opts.Store
-	if !has("store") {
-		sep("store")
-		b = strconv.AppendBool(b, store)
-	}
+	o.raw("store", strconv.AppendBool(nil, store))
 	effort, summary := r.opts.ReasoningEffort, r.opts.ReasoningSummary
 	// Without storage the reasoning must travel back encrypted. Models that
 	// do not reason refuse the include, so it is asked of reasoning models
 	// and whenever reasoning is configured.
-	if !store && (effort != "" || summary != "" || TokenParamFor(model) == MaxCompletionTokens) && !has("include") {
-		sep("include")
-		b = append(b, `["reasoning.encrypted_content"]`...)
+	if !store && (effort != "" || summary != "" || TokenParamFor(model) == MaxCompletionTokens) {
+		o.raw("include", []byte(`["reasoning.encrypted_content"]`))
 	}
-	if (effort != "" || summary != "") && !has("reasoning") {
-		sep("reasoning")
-		b = append(b, '{')
+	if (effort != "" || summary != "") && o.field("reasoning") {
+		ro := newObject(0, nil)
 		if effort != "" {
-			b = append(b, `"effort":`...)
-			b = jsontext.AppendString(b, effort)
+			ro.string("effort", effort)
 		}
 		if summary != "" {
-			if effort != "" {
-				b = append(b, ',')
-			}
-			b = append(b, `"summary":`...)
-			b = jsontext.AppendString(b, summary)
+			ro.string("summary", summary)
 		}
-		b = append(b, '}')
+		b, _ := ro.finish(false) // no extra fields: cannot fail
+		o.b = append(o.b, b...)
 	}
 	if len(req.Tools) > 0 && !textTools {
-		if !has("tools") {
-			tools, err := r.toolsJSON(req.Tools)
-			if err != nil {
-				return nil, err
-			}
-			sep("tools")
-			b = append(b, tools...)
-		}
-		choice := req.ToolChoice
-		if choice == "" {
-			choice = llm.ToolChoiceAuto
-		}
-		if !has("tool_choice") {
-			sep("tool_choice")
-			b = jsontext.AppendString(b, string(choice))
-		}
-		if req.ParallelCalls && !has("parallel_tool_calls") {
-			sep("parallel_tool_calls")
-			b = append(b, "true"...)
+		if err := o.tools(req, &r.tools, responsesTool); err != nil {
+			return nil, err
 		}
 	}
-	if n := req.MaxOutputTokens; n > 0 && !has("max_output_tokens") {
-		sep("max_output_tokens")
-		b = strconv.AppendInt(b, int64(n), 10)
+	if n := req.MaxOutputTokens; n > 0 {
+		o.int("max_output_tokens", int64(n))
 	}
-	if req.Temperature != nil && !has("temperature") {
-		t, err := json.Marshal(*req.Temperature)
-		if err != nil {
-			return nil, fmt.Errorf("temperature: %w", err)
-		}
-		sep("temperature")
-		b = append(b, t...)
+	if err := o.temperature(req.Temperature); err != nil {
+		return nil, err
 	}
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		if stream && k == "stream" {
-			continue
-		}
-		v := extra[k]
-		if any(v) == any(param.Omit) {
-			continue
-		}
-		raw, err := extraJSON(v)
-		if err != nil {
-			return nil, fmt.Errorf("extra field %q: %w", k, err)
-		}
-		sep(k)
-		b = append(b, raw...)
+	b, err := o.finish(stream)
+	if err != nil {
+		return nil, err
 	}
-	if stream {
-		sep("stream")
-		b = append(b, "true"...)
-	}
-	b = append(b, '}')
 	r.sizeHint.Store(int64(len(b)))
 	return b, nil
+}
+
+// responsesTool writes one tool of the Responses tools array. Strict is
+// sent as false: the Responses API defaults to strict schemas, which
+// ordinary JSON Schemas fail.
+func responsesTool(b []byte, s *llm.ToolSpec, params []byte) []byte {
+	b = append(b, `{"type":"function","name":`...)
+	b = jsontext.AppendString(b, s.Name)
+	if s.Description != "" {
+		b = append(b, `,"description":`...)
+		b = jsontext.AppendString(b, s.Description)
+	}
+	b = append(b, `,"parameters":`...)
+	b = append(b, params...)
+	return append(b, `,"strict":false}`...)
 }
 
 // appendInput appends the input array: the items of responsesInput.
@@ -340,44 +288,4 @@ func lastOutput(it *llm.Item) int {
 		}
 	}
 	return last
-}
-
-// toolsJSON encodes the tools array, reusing the last one when the tools
-// did not change.
-func (r *Responses) toolsJSON(specs []llm.ToolSpec) ([]byte, error) {
-	if t := r.tools.Load(); t != nil && t.same(specs) {
-		return t.json, nil
-	}
-	b := []byte{'['}
-	for i, s := range specs {
-		schema, err := schemaMap(s.Schema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %q: %w", s.Name, err)
-		}
-		params, err := json.Marshal(schema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %q: schema: %w", s.Name, err)
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		// Strict is sent as false: the Responses API defaults to strict
-		// schemas, which ordinary JSON Schemas fail.
-		b = append(b, `{"type":"function","name":`...)
-		b = jsontext.AppendString(b, s.Name)
-		if s.Description != "" {
-			b = append(b, `,"description":`...)
-			b = jsontext.AppendString(b, s.Description)
-		}
-		b = append(b, `,"parameters":`...)
-		b = append(b, params...)
-		b = append(b, `,"strict":false}`...)
-	}
-	b = append(b, ']')
-	t := &toolsCache{json: b, specs: make([]toolSnap, len(specs))}
-	for i, s := range specs {
-		t.specs[i] = toolSnap{s.Name, s.Description, string(s.Schema)}
-	}
-	r.tools.Store(t)
-	return b, nil
 }

@@ -1,0 +1,195 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/openai/openai-go/v3/packages/param"
+
+	"github.com/reinhq/rein/internal/jsontext"
+	"github.com/reinhq/rein/llm"
+)
+
+// object writes a request body, Chat's or Responses': a JSON object whose
+// fields the configuration's extra fields (Options.Extra) replace, as the
+// SDK's extra fields did. Fields are written in the order they come, the
+// extra fields last in key order.
+type object struct {
+	b     []byte
+	extra map[string]any
+}
+
+// newObject starts a body; hint is the size of the last one.
+func newObject(hint int64, extra map[string]any) *object {
+	o := &object{b: make([]byte, 0, hint+hint/8+512), extra: extra}
+	o.b = append(o.b, '{')
+	return o
+}
+
+// replaced reports whether an extra field replaces the field k.
+func (o *object) replaced(k string) bool {
+	_, ok := o.extra[k]
+	return ok
+}
+
+// field starts the field k, unless an extra field replaces it; it reports
+// whether the caller is to write the value.
+func (o *object) field(k string) bool {
+	if o.replaced(k) {
+		return false
+	}
+	o.key(k)
+	return true
+}
+
+func (o *object) key(k string) {
+	if len(o.b) > 1 {
+		o.b = append(o.b, ',')
+	}
+	o.b = jsontext.AppendString(o.b, k)
+	o.b = append(o.b, ':')
+}
+
+func (o *object) string(k, v string) {
+	if o.field(k) {
+		o.b = jsontext.AppendString(o.b, v)
+	}
+}
+
+func (o *object) raw(k string, v []byte) {
+	if o.field(k) {
+		o.b = append(o.b, v...)
+	}
+}
+
+func (o *object) int(k string, n int64) {
+	if o.field(k) {
+		o.b = strconv.AppendInt(o.b, n, 10)
+	}
+}
+
+// tools writes the request's tools (each as write shapes it), tool choice
+// and parallel calls. "none" keeps the definitions: the prompt cache stays
+// warm and servers that want definitions beside earlier calls are
+// satisfied.
+func (o *object) tools(req *llm.Request, cache *atomic.Pointer[toolsCache], write func(b []byte, s *llm.ToolSpec, params []byte) []byte) error {
+	if !o.replaced("tools") {
+		tools, err := toolsJSON(cache, req.Tools, write)
+		if err != nil {
+			return err
+		}
+		o.raw("tools", tools)
+	}
+	choice := req.ToolChoice
+	if choice == "" {
+		choice = llm.ToolChoiceAuto
+	}
+	o.string("tool_choice", string(choice))
+	if req.ParallelCalls {
+		o.raw("parallel_tool_calls", []byte("true"))
+	}
+	return nil
+}
+
+// temperature writes the temperature when the request sets one.
+func (o *object) temperature(t *float64) error {
+	if t == nil || o.replaced("temperature") {
+		return nil
+	}
+	raw, err := json.Marshal(*t)
+	if err != nil {
+		return fmt.Errorf("temperature: %w", err)
+	}
+	o.raw("temperature", raw)
+	return nil
+}
+
+// finish writes the extra fields and "stream" and closes the object.
+func (o *object) finish(stream bool) ([]byte, error) {
+	for _, k := range slices.Sorted(maps.Keys(o.extra)) {
+		if stream && k == "stream" {
+			continue
+		}
+		v := o.extra[k]
+		if any(v) == any(param.Omit) {
+			continue
+		}
+		raw, err := extraJSON(v)
+		if err != nil {
+			return nil, fmt.Errorf("extra field %q: %w", k, err)
+		}
+		o.key(k)
+		o.b = append(o.b, raw...)
+	}
+	if stream {
+		o.key("stream")
+		o.b = append(o.b, "true"...)
+	}
+	return append(o.b, '}'), nil
+}
+
+// extraJSON encodes an extra field's value as the SDK does: a byte slice is
+// a string, anything else as encoding/json writes it.
+func extraJSON(v any) ([]byte, error) {
+	if s, ok := v.([]byte); ok {
+		return jsontext.AppendString(nil, string(s)), nil
+	}
+	return json.Marshal(v)
+}
+
+// toolsJSON encodes a tools array, each tool as write shapes it with its
+// parameters' JSON, reusing the cache's array when the tools did not
+// change.
+func toolsJSON(cache *atomic.Pointer[toolsCache], specs []llm.ToolSpec, write func(b []byte, s *llm.ToolSpec, params []byte) []byte) ([]byte, error) {
+	if t := cache.Load(); t != nil && t.same(specs) {
+		return t.json, nil
+	}
+	b := []byte{'['}
+	for i := range specs {
+		s := &specs[i]
+		schema, err := schemaMap(s.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", s.Name, err)
+		}
+		params, err := json.Marshal(schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: schema: %w", s.Name, err)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = write(b, s, params)
+	}
+	b = append(b, ']')
+	t := &toolsCache{json: b, specs: make([]toolSnap, len(specs))}
+	for i, s := range specs {
+		t.specs[i] = toolSnap{s.Name, s.Description, string(s.Schema)}
+	}
+	cache.Store(t)
+	return b, nil
+}
+
+// toolsCache is the last tools array encoded.
+type toolsCache struct {
+	specs []toolSnap
+	json  []byte
+}
+
+type toolSnap struct{ name, description, schema string }
+
+func (t *toolsCache) same(specs []llm.ToolSpec) bool {
+	if len(specs) != len(t.specs) {
+		return false
+	}
+	for i := range specs {
+		s := &t.specs[i]
+		if specs[i].Name != s.name || specs[i].Description != s.description || string(specs[i].Schema) != s.schema {
+			return false
+		}
+	}
+	return true
+}
