@@ -6,12 +6,14 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/textcall"
 )
 
 // object writes a request body, Chat's or Responses': a JSON object whose
@@ -171,6 +173,39 @@ func toolsJSON(cache *atomic.Pointer[toolsCache], specs []llm.ToolSpec, write fu
 	}
 	cache.Store(t)
 	return b, nil
+}
+
+// userText gathers what goes as one user message: adjacent user-role
+// items, and in text tool mode the results before them, written as text.
+type userText struct {
+	parts   []string
+	results []llm.Result
+}
+
+func (u *userText) text(s string) {
+	u.flushResults()
+	u.parts = append(u.parts, s)
+}
+
+func (u *userText) result(r llm.Result) { u.results = append(u.results, r) }
+
+func (u *userText) flushResults() {
+	if len(u.results) > 0 {
+		u.parts = append(u.parts, textcall.FormatResults(u.results))
+		u.results = u.results[:0]
+	}
+}
+
+// take returns the message's text and empties u; ok is false when there is
+// none.
+func (u *userText) take() (text string, ok bool) {
+	u.flushResults()
+	if len(u.parts) == 0 {
+		return "", false
+	}
+	text = strings.Join(u.parts, "\n\n")
+	u.parts = u.parts[:0]
+	return text, true
 }
 
 // toolsCache is the last tools array encoded.

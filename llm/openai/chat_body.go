@@ -122,28 +122,18 @@ func (c *Chat) appendMessages(b []byte, req *llm.Request, textTools bool) ([]byt
 		b = appendTextMessage(b, "system", system)
 	}
 	turnStart := currentTurnStart(req)
-	var user []string
-	var results []llm.Result
-	flushResults := func() {
-		if len(results) > 0 {
-			user = append(user, textcall.FormatResults(results))
-			results = results[:0]
-		}
-	}
+	var user userText
 	flushUser := func() {
-		flushResults()
-		if len(user) > 0 {
+		if text, ok := user.take(); ok {
 			open()
-			b = appendTextMessage(b, "user", strings.Join(user, "\n\n"))
-			user = user[:0]
+			b = appendTextMessage(b, "user", text)
 		}
 	}
 	for i := range req.Items {
 		it := &req.Items[i]
 		switch it.Role {
 		case llm.RoleUser:
-			flushResults()
-			user = append(user, it.Text())
+			user.text(it.Text())
 		case llm.RoleAssistant:
 			flushUser()
 			open()
@@ -154,7 +144,7 @@ func (c *Chat) appendMessages(b []byte, req *llm.Request, textTools bool) ([]byt
 				return nil, fmt.Errorf("item %d: tool item without a result", i)
 			}
 			if textTools {
-				results = append(results, *r)
+				user.result(*r)
 				continue
 			}
 			flushUser()

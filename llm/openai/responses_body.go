@@ -111,20 +111,11 @@ func (r *Responses) appendInput(b []byte, items []llm.Item, textTools bool) ([]b
 		}
 		first = false
 	}
-	var user []string
-	var results []llm.Result
-	flushResults := func() {
-		if len(results) > 0 {
-			user = append(user, textcall.FormatResults(results))
-			results = results[:0]
-		}
-	}
+	var user userText
 	flushUser := func() {
-		flushResults()
-		if len(user) > 0 {
+		if text, ok := user.take(); ok {
 			open()
-			b = appendEasyMessage(b, "user", strings.Join(user, "\n\n"))
-			user = user[:0]
+			b = appendTextMessage(b, "user", text)
 		}
 	}
 	k := msgKind{assistant: true, textTools: textTools}
@@ -132,8 +123,7 @@ func (r *Responses) appendInput(b []byte, items []llm.Item, textTools bool) ([]b
 		it := &items[i]
 		switch it.Role {
 		case llm.RoleUser:
-			flushResults()
-			user = append(user, it.Text())
+			user.text(it.Text())
 		case llm.RoleAssistant:
 			if lastOutput(it) < 0 {
 				// Nothing of it can be sent (reasoning alone): the user
@@ -149,7 +139,7 @@ func (r *Responses) appendInput(b []byte, items []llm.Item, textTools bool) ([]b
 				return nil, fmt.Errorf("item %d: tool item without a result", i)
 			}
 			if textTools {
-				results = append(results, *res)
+				user.result(*res)
 				continue
 			}
 			flushUser()
@@ -161,14 +151,6 @@ func (r *Responses) appendInput(b []byte, items []llm.Item, textTools bool) ([]b
 	}
 	flushUser()
 	return append(b, ']'), nil
-}
-
-func appendEasyMessage(b []byte, role, text string) []byte {
-	b = append(b, `{"role":`...)
-	b = jsontext.AppendString(b, role)
-	b = append(b, `,"content":`...)
-	b = jsontext.AppendString(b, text)
-	return append(b, '}')
 }
 
 // encodeFunctionOutput encodes a tool item as a function_call_output.
@@ -204,7 +186,7 @@ func (r *Responses) encodeAssistant(b []byte, it *llm.Item, k msgKind) []byte {
 		}
 		if text.Len() > 0 {
 			item()
-			b = appendEasyMessage(b, "assistant", text.String())
+			b = appendTextMessage(b, "assistant", text.String())
 			text.Reset()
 		}
 	}
