@@ -12,7 +12,6 @@ import (
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
-	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tui"
@@ -95,7 +94,6 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 		dir: dir, logw: cmd.ErrOrStderr(), cfg: file, st: st, mcp: mcpm, noStream: f.noStream,
 		base:    loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget},
 		compose: &f.tools,
-		models:  make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace),
 	}
 	// After the scheduler's Close (deferred below, so run first): no run
 	// uses a workspace any more.

@@ -156,8 +156,7 @@ func TestServeAppliesTheSandboxConfig(t *testing.T) {
 		{"chat --exec", &toolFlags{capability: defaultCapability, exec: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, cfg: cfg, st: st, compose: tt.compose,
-				models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+			b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, cfg: cfg, st: st, compose: tt.compose}
 			defer b.close()
 			o, _, err := b.setup(t.Context(), session.Thread{ID: "thread_cfg"})
 			if err != nil {

@@ -241,8 +241,7 @@ func TestServeAppliesAThreadsSandboxMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st,
-		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st}
 	defer b.close()
 	tests := []struct {
 		thread, mode string
@@ -294,8 +293,7 @@ func TestServeSandboxFlagIsTheThreadsDefault(t *testing.T) {
 		{"", "", true}, // serveFlags built without the flag (chat): workspace-write
 	}
 	for _, tt := range tests {
-		b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request", sandbox: tt.flag}, dir: dir, logw: io.Discard, st: st,
-			models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+		b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request", sandbox: tt.flag}, dir: dir, logw: io.Discard, st: st}
 		o, _, err := b.setup(t.Context(), session.Thread{ID: "thread_x", Config: session.ThreadConfig{Sandbox: tt.thread}})
 		b.close()
 		if err != nil {
@@ -325,8 +323,7 @@ func TestServeRefusesAThreadLooserThanItsSandbox(t *testing.T) {
 		{"full-access", "full-access", true},
 		{"workspace-write", "", true},
 	} {
-		b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request", sandbox: tt.flag}, dir: dir, logw: io.Discard,
-			models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+		b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request", sandbox: tt.flag}, dir: dir, logw: io.Discard}
 		err := b.check(session.ThreadConfig{Sandbox: tt.thread})
 		b.close()
 		if (err == nil) != tt.ok {

@@ -115,8 +115,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	if mcpm != nil {
 		defer mcpm.Close()
 	}
-	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm,
-		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm}
 	// After the scheduler's Close (deferred below, so run first): no run
 	// uses a workspace any more.
 	defer b.close()
@@ -274,6 +273,15 @@ func sandboxRank(mode string) int {
 	return 2
 }
 
+// put sets m[k] = v, making the map on first use: a serveBackend's caches
+// start as nil maps.
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = make(map[K]V)
+	}
+	(*m)[k] = v
+}
+
 // model returns the thread's model, opening it on the thread's first run.
 func (b *serveBackend) model(th session.Thread, spec provider.Spec) (modelCaps, error) {
 	b.mu.Lock()
@@ -286,7 +294,7 @@ func (b *serveBackend) model(th session.Thread, spec provider.Spec) (modelCaps, 
 		return modelCaps{}, err
 	}
 	mc := modelCaps{m: r.Model, caps: r.Caps}
-	b.models[th.ID] = mc
+	put(&b.models, th.ID, mc)
 	return mc, nil
 }
 
@@ -415,13 +423,13 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if grows(set) {
-		b.tools[th.ID] = tt
+		put(&b.tools, th.ID, tt)
 		return tt, nil
 	}
 	if prev, ok := b.shared[key]; ok {
 		return prev, nil // composed meanwhile for another thread
 	}
-	b.shared[key] = tt
+	put(&b.shared, key, tt)
 	return tt, nil
 }
 
@@ -439,7 +447,7 @@ func (b *serveBackend) openWorkspace(dir string) (*sandbox.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.workspaces[dir] = ws
+	put(&b.workspaces, dir, ws)
 	return ws, nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/loop"
-	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/askuser"
@@ -138,8 +137,7 @@ func TestServeComposesToolsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st,
-		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st}
 	setup := func(id string, c session.ThreadConfig) loop.Options {
 		t.Helper()
 		o, release, err := b.setup(t.Context(), session.Thread{ID: id, Config: c})
@@ -209,8 +207,7 @@ func TestServeReadsMemoryAgainForEachTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st,
-		models: make(map[string]modelCaps), tools: make(map[string]*threadTools), shared: make(map[toolsKey]*threadTools), workspaces: make(map[string]*sandbox.Workspace)}
+	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st}
 	defer b.close()
 	th := session.Thread{ID: "thread_m"}
 	o, _, err := b.setup(t.Context(), th)
