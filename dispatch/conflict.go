@@ -14,6 +14,11 @@ func (r *Round) conflicting(k *call) []*call {
 	var deps []*call
 	for _, e := range r.calls[:k.index] {
 		if e.runnable && !e.pauses && conflicts(e.keys, k.keys) {
+			r.mu.Lock()
+			if !e.settled && e.done == nil {
+				e.done = make(chan struct{})
+			}
+			r.mu.Unlock()
 			deps = append(deps, e)
 		}
 	}

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -137,5 +138,50 @@ func TestConflictsRule(t *testing.T) {
 		if got := conflicts(tt.a, tt.b); got != tt.want {
 			t.Errorf("%s: conflicts = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// A call is only waited on by a later call that conflicts with it, whose
+// Add makes the call's done channel then: an earlier call already settled
+// by that time is not waited for, one still running is.
+func TestACallWaitsOnlyForConflictingCallsStillRunning(t *testing.T) {
+	release := make(chan struct{})
+	k := keyed{&fake{spec: tool.Spec{Name: "k", Access: tool.Mutating}, run: func(ctx context.Context, c tool.Call) (tool.Output, error) {
+		if c.ID == "slow" {
+			<-release
+		}
+		return tool.Output{Text: "ran " + c.ID}, nil
+	}}}
+	r := New(Config{Tools: tool.NewSet(k)}).Begin(context.Background(), RoundInfo{})
+	settled := func(i int) bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.calls[i].settled
+	}
+	r.Add(llm.Call{ID: "fast", Name: "k", Args: `{"write":["f"]}`})
+	for !settled(0) {
+		time.Sleep(time.Millisecond)
+	}
+	// Conflicts with "fast", settled already: runs at once.
+	r.Add(llm.Call{ID: "after", Name: "k", Args: `{"write":["f"],"n":2}`})
+	r.Add(llm.Call{ID: "slow", Name: "k", Args: `{"write":["g"]}`})
+	// Conflicts with "slow", still running: waits for it.
+	r.Add(llm.Call{ID: "last", Name: "k", Args: `{"write":["g"],"n":2}`})
+	for !settled(1) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if settled(3) {
+		t.Error("a call ran before the running call it conflicts with ended")
+	}
+	close(release)
+	b := r.Finish()
+	for i, res := range b.Results {
+		if res.Status != llm.ResultOK {
+			t.Errorf("call %d: %s %q", i, res.Status, res.Content)
+		}
+	}
+	if !b.Timings[3].Start.After(b.Timings[2].End) && !b.Timings[3].Start.Equal(b.Timings[2].End) {
+		t.Errorf("the last call started at %v, before the slow one ended at %v", b.Timings[3].Start, b.Timings[2].End)
 	}
 }

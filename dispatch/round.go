@@ -111,16 +111,21 @@ type call struct {
 	// approval: the call waits for the user's approval and did not run.
 	approval bool
 
-	// Guarded by Round.mu.
-	started, answered, abandoned bool
+	// Guarded by Round.mu. settled: the outcome below is written (after
+	// answered was set).
+	started, answered, abandoned, settled bool
+	// done is closed once the call is settled. Only a later call that
+	// conflicts with this one waits on it, so it is made then (by
+	// conflicting, under Round.mu, unless already settled): most calls
+	// never need one.
+	done chan struct{}
 
-	// Written once by whoever set answered, before done is closed; read
-	// by others only after done is closed.
+	// Written once by whoever set answered, before settled is set; read
+	// by others only after they saw settled, or done closed.
 	res       llm.Result
 	timing    Timing
 	terminate bool
 	pauseReq  *tool.Pause
-	done      chan struct{}
 }
 
 // Begin starts a round. Cancelling ctx cancels every call of the round
@@ -253,7 +258,7 @@ func (r *Round) Add(c llm.Call) {
 	} else {
 		k = new(call)
 	}
-	k.index, k.llm, k.done = len(r.calls), c, make(chan struct{})
+	k.index, k.llm = len(r.calls), c
 	r.calls = append(r.calls, k)
 	if k.index >= r.d.cfg.MaxCalls {
 		r.tooMany(k)

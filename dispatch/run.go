@@ -111,11 +111,15 @@ func (r *Round) emitStarted(k *call) {
 // whether k may run; when not, k is settled.
 func (r *Round) waitDeps(k *call) bool {
 	for _, d := range k.deps {
-		select {
-		case <-d.done:
-		case <-r.ctx.Done():
-			r.answer(k, r.notStarted())
-			return false
+		// d.done was made before k's goroutine started, if d was not
+		// settled by then; nil: it was.
+		if d.done != nil {
+			select {
+			case <-d.done:
+			case <-r.ctx.Done():
+				r.answer(k, r.notStarted())
+				return false
+			}
 		}
 		r.mu.Lock()
 		blocked := d.abandoned
@@ -212,7 +216,13 @@ func (r *Round) settle(k *call, o *outcome, started bool, end time.Time) {
 	if r.d.events != nil {
 		r.emitResult(k, ms)
 	}
-	close(k.done)
+	r.mu.Lock()
+	k.settled = true
+	done := k.done
+	r.mu.Unlock()
+	if done != nil {
+		close(done)
+	}
 	r.wake()
 }
 

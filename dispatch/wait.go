@@ -75,10 +75,8 @@ func (r *Round) sweep(ks []*call) (next time.Time, pending bool) {
 			// Answered by Add, or the pause call not yet launched.
 			continue
 		}
-		select {
-		case <-k.done:
+		if k.settled {
 			continue
-		default:
 		}
 		pending = true
 		if k.answered {
