@@ -97,6 +97,18 @@ func TestEarlyStartFinishesBeforeTheStreamEnds(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the call did not run before Finish")
 	}
+	// The tool has returned; its goroutine records the end right after.
+	// The stream ends once it has: taking the time at once raced with that
+	// record and failed now and then, on the old code as on the new.
+	for {
+		r.mu.Lock()
+		settled := r.calls[0].settled
+		r.mu.Unlock()
+		if settled {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
 	streamEnd := time.Now()
 	b := r.Finish()
 	if b.Results[0].Status != llm.ResultOK || !b.Timings[0].End.Before(streamEnd) {
