@@ -101,6 +101,12 @@ func compareChatBody(c *Chat, req *llm.Request, stream, textTools bool) error {
 	if err != nil {
 		return nil
 	}
+	return sameBody(raw, want)
+}
+
+// sameBody checks that an encoded body is valid UTF-8 without a key twice
+// and decodes to want, the SDK's encoding decoded.
+func sameBody(raw []byte, want any) error {
 	if !utf8.Valid(raw) {
 		return fmt.Errorf("body %q is not valid UTF-8", raw)
 	}
