@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -142,24 +141,13 @@ type denyReport struct {
 }
 
 // newDenyReport describes the deny list d, compiled with the exemptions
-// allow. A pattern that allow lists as it is, removed by it, is left out.
+// allow. A pattern that allow lists as it is was taken out of d by
+// sandbox.NewDenyList, so d's patterns are already without it.
 func newDenyReport(d *sandbox.DenyList, allow []string) denyReport {
 	read, write := d.Patterns()
-	norm := func(p string) string { return strings.Trim(strings.TrimSpace(p), "/") }
-	removed := func(p string) bool {
-		return slices.ContainsFunc(allow, func(a string) bool { return norm(a) == norm(p) })
-	}
 	rep := denyReport{Read: []string{}, Write: []string{}, Allow: []string{}}
-	for _, p := range read {
-		if !removed(p) {
-			rep.Read = append(rep.Read, p)
-		}
-	}
-	for _, p := range write {
-		if !removed(p) {
-			rep.Write = append(rep.Write, p)
-		}
-	}
+	rep.Read = append(rep.Read, read...)
+	rep.Write = append(rep.Write, write...)
 	rep.Allow = append(rep.Allow, allow...)
 	return rep
 }
