@@ -112,6 +112,10 @@ func runRipgrep(ctx context.Context, bin string, ws *sandbox.Workspace, q *query
 	}
 	dec := json.NewDecoder(out)
 	var decodeErr error
+	// checked is the last path given to ws.Check (once one was), denied
+	// its verdict.
+	var checked string
+	var once, denied bool
 	for {
 		var m rgMessage
 		if err := dec.Decode(&m); err != nil {
@@ -130,8 +134,13 @@ func runRipgrep(ctx context.Context, bin string, ws *sandbox.Workspace, q *query
 			continue
 		}
 		// ripgrep reads the files itself: leave out what the workspace's
-		// deny list keeps from reading, as the Go search does.
-		if ws.Check(p, false) != nil {
+		// deny list keeps from reading, as the Go search does. A file's
+		// matches come together, so it is checked once, not per match
+		// (Check looks at each element of the path for links).
+		if !once || p != checked {
+			checked, denied, once = p, ws.Check(p, false) != nil, true
+		}
+		if denied {
 			continue
 		}
 		c.add(match{path: p, line: m.Data.LineNumber, text: lineText(m.Data.Lines.raw())})
