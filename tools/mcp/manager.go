@@ -15,11 +15,10 @@ import (
 // Manager holds the connected MCP servers and their tools. It is safe for
 // concurrent use; one Manager serves every turn of a process.
 type Manager struct {
-	servers  []*server
-	tools    []*remoteTool // in server order, then each server's order
-	byName   map[string]*remoteTool
-	problems []error
-	status   []ServerStatus // in config order
+	servers []*server
+	tools   []*remoteTool // in server order, then each server's order
+	byName  map[string]*remoteTool
+	status  []ServerStatus // in config order
 }
 
 // ServerStatus is how a configured server came up at Start.
@@ -76,7 +75,6 @@ func Start(ctx context.Context, cfgs []ServerConfig, opts Options) (*Manager, er
 		m.status = append(m.status, st)
 		if errs[i] != nil {
 			log.Warn("MCP server left out", "mcp_server", cfgs[i].Name, "err", errs[i])
-			m.problems = append(m.problems, errs[i])
 			continue
 		}
 		m.servers = append(m.servers, s)
@@ -96,8 +94,17 @@ func Start(ctx context.Context, cfgs []ServerConfig, opts Options) (*Manager, er
 // order of the configs.
 func (m *Manager) Status() []ServerStatus { return append([]ServerStatus(nil), m.status...) }
 
-// Problems returns why servers were left out at start.
-func (m *Manager) Problems() []error { return append([]error(nil), m.problems...) }
+// Problems returns why servers were left out at start: the errors of
+// Status.
+func (m *Manager) Problems() []error {
+	var errs []error
+	for _, st := range m.status {
+		if st.Err != nil {
+			errs = append(errs, st.Err)
+		}
+	}
+	return errs
+}
 
 // Lookup returns the deferred tool named name ("server__tool").
 func (m *Manager) Lookup(name string) (tool.Tool, bool) {
