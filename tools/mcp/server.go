@@ -541,24 +541,26 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tail) bytes() []byte {
+// text returns the bytes kept, copied under the lock: Write reuses the
+// buffer when it trims it.
+func (t *tail) text() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	b := t.b
 	if len(b) > t.max {
 		b = b[len(b)-t.max:]
 	}
-	return b
+	return string(b)
 }
 
 // String returns the last lines kept, on one line.
 func (t *tail) String() string {
-	return strings.Join(strings.Fields(strings.ToValidUTF8(string(t.bytes()), "")), " ")
+	return strings.Join(strings.Fields(strings.ToValidUTF8(t.text(), "")), " ")
 }
 
 // lastLine returns the last non-empty line kept, trimmed.
 func (t *tail) lastLine() string {
-	lines := strings.Split(strings.ToValidUTF8(string(t.bytes()), ""), "\n")
+	lines := strings.Split(strings.ToValidUTF8(t.text(), ""), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {
 			return l

@@ -133,3 +133,24 @@ func httpHandler() http.Handler {
 	s := testServer()
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
 }
+
+// TestTailReadsWhileWritten: a server's stderr is read for messages while
+// the process still writes it, and Write reuses its buffer when it trims.
+func TestTailReadsWhileWritten(t *testing.T) {
+	tl := &tail{max: 16}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 2000 {
+			tl.Write([]byte("line of output\n"))
+		}
+	}()
+	for range 2000 {
+		_ = tl.String()
+		_ = tl.lastLine()
+	}
+	<-done
+	if got := tl.lastLine(); got != "line of output" {
+		t.Errorf("lastLine %q", got)
+	}
+}
