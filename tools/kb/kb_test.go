@@ -254,18 +254,11 @@ func TestKBFilesPatterns(t *testing.T) {
 	}
 }
 
-// failing is an index whose searches fail for the bases it names, and
-// whose seed queries fail when it names "".
+// failing is an index whose seed searches (SearchKBs) fail for the bases
+// it names, and whose seed queries fail when it names "".
 type failing struct {
 	Index
 	bad map[string]bool
-}
-
-func (f failing) SearchKB(ctx context.Context, name, q string, n int) ([]store.Passage, error) {
-	if f.bad[name] {
-		return nil, errors.New("disk I/O error")
-	}
-	return f.Index.SearchKB(ctx, name, q, n)
 }
 
 func (f failing) SeedKBQuery(ctx context.Context, message string) (store.KBQuery, error) {
