@@ -16,9 +16,9 @@ import (
 // concurrent use; one Manager serves every turn of a process.
 type Manager struct {
 	servers []*server
-	tools   []*remoteTool // in server order, then each server's order
-	byName  map[string]*remoteTool
-	status  []ServerStatus // in config order
+	// all offers every tool, in server order, then each server's order.
+	all    Offer
+	status []ServerStatus // in config order
 }
 
 // ServerStatus is how a configured server came up at Start.
@@ -66,7 +66,7 @@ func Start(ctx context.Context, cfgs []ServerConfig, opts Options) (*Manager, er
 	}
 	wg.Wait()
 
-	m := &Manager{byName: map[string]*remoteTool{}}
+	m := &Manager{all: Offer{byName: map[string]*remoteTool{}}}
 	for i, s := range servers {
 		st := ServerStatus{Name: cfgs[i].Name, Trusted: cfgs[i].Trusted, Err: errs[i]}
 		if errs[i] == nil {
@@ -79,12 +79,12 @@ func Start(ctx context.Context, cfgs []ServerConfig, opts Options) (*Manager, er
 		}
 		m.servers = append(m.servers, s)
 		for _, t := range s.tools {
-			if _, dup := m.byName[t.spec.Name]; dup {
+			if _, dup := m.all.byName[t.spec.Name]; dup {
 				log.Warn("MCP tool left out: its name is taken", "tool", t.spec.Name)
 				continue
 			}
-			m.byName[t.spec.Name] = t
-			m.tools = append(m.tools, t)
+			m.all.byName[t.spec.Name] = t
+			m.all.tools = append(m.all.tools, t)
 		}
 	}
 	return m, nil
@@ -107,21 +107,15 @@ func (m *Manager) Problems() []error {
 }
 
 // Lookup returns the deferred tool named name ("server__tool").
-func (m *Manager) Lookup(name string) (tool.Tool, bool) {
-	t, ok := m.byName[name]
-	if !ok {
-		return nil, false
-	}
-	return t, true
-}
+func (m *Manager) Lookup(name string) (tool.Tool, bool) { return m.all.Lookup(name) }
 
 // Names returns the names of every deferred tool.
-func (m *Manager) Names() []string { return names(m.tools) }
+func (m *Manager) Names() []string { return m.all.Names() }
 
 // Tools returns every deferred tool, for callers that mount them directly.
 func (m *Manager) Tools() []tool.Tool {
-	out := make([]tool.Tool, len(m.tools))
-	for i, t := range m.tools {
+	out := make([]tool.Tool, len(m.all.tools))
+	for i, t := range m.all.tools {
 		out[i] = t
 	}
 	return out
@@ -130,7 +124,7 @@ func (m *Manager) Tools() []tool.Tool {
 // Manifest returns one line per deferred tool, "server__tool: what it
 // does", for the system prompt; empty when there are none. The model loads
 // the ones it needs with load_tools.
-func (m *Manager) Manifest() string { return manifest(m.tools) }
+func (m *Manager) Manifest() string { return m.all.Manifest() }
 
 // Offer returns the tools a turn may load. In the read-only sandbox mode
 // (readOnly) it offers only the tools that are read-only on a trusted
@@ -144,7 +138,7 @@ func (m *Manager) Manifest() string { return manifest(m.tools) }
 // rounds on it.
 func (m *Manager) Offer(readOnly bool) *Offer {
 	o := &Offer{byName: map[string]*remoteTool{}, withheld: map[string]string{}}
-	for _, t := range m.tools {
+	for _, t := range m.all.tools {
 		if readOnly {
 			if why := t.readOnlyWithheld(); why != "" {
 				o.withheld[t.spec.Name] = why
