@@ -145,7 +145,7 @@ func prlimitArgs(path string, rs []resource) []string {
 	return append(args, "--")
 }
 
-// String describes the limits for a model or a user, with the CPU limit
+// describe describes the limits for a model or a user, with the CPU limit
 // of a command that has no Timeout; procs says whether Procs binds.
 func (l Limits) describe(procs bool) string {
 	l = l.withDefaults()
