@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/reinhq/rein/sandbox"
 )
@@ -540,14 +539,8 @@ func parsePatterns(key string, v any) ([]string, error) {
 // checkPattern checks a pattern as package sandbox reads it: leading and
 // trailing slashes are dropped, so "/build" is build at the root.
 func checkPattern(p string) error {
-	glob := strings.Trim(strings.TrimSpace(p), "/")
-	switch {
-	case glob == "":
-		return errors.New("an empty pattern; " + patternHint)
-	case slices.Contains(strings.Split(glob, "/"), ".."):
-		return errors.New("a pattern may not hold \"..\": the deny list covers the workspace only; " + patternHint)
-	case !doublestar.ValidatePattern(glob):
-		return errors.New(`not a valid glob (an unclosed "[" or "{", or a "\" at the end); ` + patternHint)
+	if _, err := sandbox.ParsePattern(p); err != nil {
+		return fmt.Errorf("%v; %s", err, patternHint)
 	}
 	return nil
 }

@@ -166,13 +166,30 @@ var defaultDeny = func() *DenyList {
 // DefaultDenyList returns the default deny list.
 func DefaultDenyList() *DenyList { return defaultDeny }
 
+// ParsePattern returns the glob a deny-list pattern stands for: relative to
+// the workspace root, without the slashes around it ("/build/" is "build"),
+// or why it cannot be one. The config file checks its patterns with it, so
+// what the file accepts is what the list enforces.
+func ParsePattern(p string) (string, error) {
+	glob := strings.Trim(strings.TrimSpace(p), "/")
+	switch {
+	case glob == "":
+		return "", errors.New("an empty pattern")
+	case slices.Contains(strings.Split(glob, "/"), ".."):
+		return "", errors.New(`a pattern may not hold "..": the deny list covers the workspace only`)
+	case !doublestar.ValidatePattern(glob):
+		return "", errors.New(`not a valid glob (an unclosed "[" or "{", or a "\" at the end)`)
+	}
+	return glob, nil
+}
+
 func compile(patterns []string) ([]rule, error) {
 	var rules []rule
 	seen := map[string]bool{}
 	for _, p := range patterns {
-		glob := strings.TrimPrefix(strings.TrimSuffix(strings.TrimSpace(p), "/"), "/")
-		if glob == "" || slices.Contains(strings.Split(glob, "/"), "..") || !doublestar.ValidatePattern(glob) {
-			return nil, fmt.Errorf("sandbox: deny list pattern %q: want a glob relative to the workspace root, such as \".env*\" or \"config/*.key\"", p)
+		glob, err := ParsePattern(p)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: deny list pattern %q: %v; want a glob relative to the workspace root, such as \".env*\" or \"config/*.key\"", p, err)
 		}
 		if seen[glob] {
 			continue

@@ -399,3 +399,16 @@ func TestAllowNamingADefaultRuleRemovesIt(t *testing.T) {
 		t.Error(".env is still denied")
 	}
 }
+
+// TestPatternSlashesAreTrimmed: slashes around a pattern do not change
+// what it denies ("//secrets/" is "secrets" at any depth, as the config
+// file accepts it).
+func TestPatternSlashesAreTrimmed(t *testing.T) {
+	d, err := NewDenyList(DenyRules{Read: []string{"//secrets/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, denied := d.first(d.read, "secrets"); !denied {
+		t.Error(`"//secrets/" does not deny secrets`)
+	}
+}
