@@ -120,13 +120,17 @@ func (r *run) round(phase llm.Phase) roundResult {
 				r.emit(event.Event{Type: event.TextDelta, Round: n, Phase: phase, Delta: ev.Delta})
 			}
 		case llm.EventReasoning:
-			r.emit(event.Event{Type: event.ThinkingDelta, Round: n, Phase: phase, Delta: ev.Delta})
+			if r.ev != nil {
+				r.emit(event.Event{Type: event.ThinkingDelta, Round: n, Phase: phase, Delta: ev.Delta})
+			}
 		case llm.EventCallStart:
 			if ev.Call != nil {
 				r.emit(event.Event{Type: event.CallStarted, Round: n, Index: ev.Index, CallID: ev.Call.ID, Name: ev.Call.Name})
 			}
 		case llm.EventCallDelta:
-			r.emit(event.Event{Type: event.CallDelta, Round: n, Index: ev.Index, Delta: ev.Delta})
+			if r.ev != nil {
+				r.emit(event.Event{Type: event.CallDelta, Round: n, Index: ev.Index, Delta: ev.Delta})
+			}
 		case llm.EventCallDone:
 			if ev.Call == nil || ev.Index < len(ids) {
 				continue
