@@ -146,7 +146,9 @@ func (t *Thread) History() []llm.Item {
 	if t.paused != nil {
 		return t.paused.History
 	}
-	return t.history
+	// Capped: the thread appends to its history in place, and a caller's
+	// append must not write there.
+	return t.history[:len(t.history):len(t.history)]
 }
 
 // ErrPaused is returned by Run when the thread's last turn waits for an
@@ -192,6 +194,8 @@ func (t *Thread) keep(out *Outcome) {
 		return
 	}
 	t.paused = nil
-	t.history = append(t.history[:len(t.history):len(t.history)], out.Items...)
+	// In place: History hands out capped slices, and the engine only
+	// reads the history it is given.
+	t.history = append(t.history, out.Items...)
 	t.carry = out.Carry
 }

@@ -186,3 +186,28 @@ func TestLongThreadStaysValid(t *testing.T) {
 		t.Errorf("the last request carries %d items, want %d", n, 4*turns-1)
 	}
 }
+
+// TestHistoryIsTheCallersToAppendTo: appending to what History returned
+// changes neither the thread nor a slice History returned before.
+func TestHistoryIsTheCallersToAppendTo(t *testing.T) {
+	m := scriptedModel(t, "rounds:\n  - text: one\n  - text: two\n")
+	agent, err := rein.New(rein.Options{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := agent.NewThread()
+	if _, err := th.Run(context.Background(), "first"); err != nil {
+		t.Fatal(err)
+	}
+	mine := append(th.History(), llm.UserText("mine"))
+	if _, err := th.Run(context.Background(), "second"); err != nil {
+		t.Fatal(err)
+	}
+	h := th.History()
+	if len(h) != 4 || h[2].Text() != "second" {
+		t.Fatalf("history %d items, third %q", len(h), h[2].Text())
+	}
+	if mine[2].Text() != "mine" {
+		t.Errorf("the thread wrote over the caller's slice: %q", mine[2].Text())
+	}
+}
