@@ -190,24 +190,28 @@ func TestLongThreadStaysValid(t *testing.T) {
 // TestHistoryIsTheCallersToAppendTo: appending to what History returned
 // changes neither the thread nor a slice History returned before.
 func TestHistoryIsTheCallersToAppendTo(t *testing.T) {
-	m := scriptedModel(t, "rounds:\n  - text: one\n  - text: two\n")
+	m := scriptedModel(t, "rounds:\n  - text: a\n  - text: b\n  - text: c\n  - text: d\n")
 	agent, err := rein.New(rein.Options{Model: m})
 	if err != nil {
 		t.Fatal(err)
 	}
 	th := agent.NewThread()
-	if _, err := th.Run(context.Background(), "first"); err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	// Three turns leave the history's array with room to spare (6 of 8).
+	for _, p := range []string{"one", "two", "three"} {
+		if _, err := th.Run(ctx, p); err != nil {
+			t.Fatal(err)
+		}
 	}
 	mine := append(th.History(), llm.UserText("mine"))
-	if _, err := th.Run(context.Background(), "second"); err != nil {
+	if _, err := th.Run(ctx, "four"); err != nil {
 		t.Fatal(err)
 	}
 	h := th.History()
-	if len(h) != 4 || h[2].Text() != "second" {
-		t.Fatalf("history %d items, third %q", len(h), h[2].Text())
+	if len(h) != 8 || h[6].Text() != "four" {
+		t.Fatalf("history %d items, seventh %q", len(h), h[6].Text())
 	}
-	if mine[2].Text() != "mine" {
-		t.Errorf("the thread wrote over the caller's slice: %q", mine[2].Text())
+	if mine[6].Text() != "mine" {
+		t.Errorf("the thread wrote over the caller's slice: %q", mine[6].Text())
 	}
 }
