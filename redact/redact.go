@@ -1,14 +1,18 @@
 // Package redact removes secrets from text before it reaches a model, a log
-// or an event (DESIGN §3): API keys and tokens recognised by their shape,
-// Authorization header values, the values of configured secrets, and the
-// home directory, which becomes ~ except inside the workspace.
+// or an event (DESIGN §3, §7.4): API keys and tokens recognised by their
+// shape, Authorization header values, passwords in URLs, private key
+// blocks, the values of configured secrets, and the home directory, which
+// becomes ~ except inside the workspace.
+//
+// A Redactor cleans a text in one pass: every literal that can start
+// something to remove (a configured secret, a token's prefix, the home
+// directory) is indexed by its first byte, so each byte of the text costs
+// one table lookup, and text without secrets is returned as it is, without
+// allocating.
 package redact
 
 import (
-	"math/bits"
-	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -23,7 +27,8 @@ const MinSecretLen = 8
 
 // Options configures a Redactor.
 type Options struct {
-	// Secrets are values to remove wherever they appear.
+	// Secrets are values to remove wherever they appear; values shorter
+	// than MinSecretLen are ignored.
 	Secrets []string
 	// Home is the home directory, replaced by ~; empty leaves paths alone.
 	Home string
@@ -36,25 +41,31 @@ type Options struct {
 // Redactor cleans text. It is safe for concurrent use; a nil *Redactor
 // returns text unchanged.
 type Redactor struct {
-	secrets   []string
 	home      string
 	workspace string
-	// first indexes every literal that hints at something to clean by its
-	// first byte, so one pass over the text finds which rules can match.
+	// first indexes every literal that starts something to clean by its
+	// first byte: configured secrets longest first, then the rules'
+	// triggers in rule order, then the home directory.
 	first [256][]hint
+	// pairs has the bit of every literal's first two bytes: most positions
+	// of a text are ruled out by one bit test.
+	pairs [1 << 16 / 64]uint64
 }
 
-// hint is a literal whose presence makes a rule worth running.
+// hint is a literal whose presence at a position starts a match.
 type hint struct {
-	lit string
-	bit uint64
+	lit  string
+	kind kind
+	// rule is the index in rules of a trigger's rule.
+	rule int
 }
 
-// Bits of a scan: one per rule, then the configured secrets and the home
-// directory.
+type kind uint8
+
 const (
-	bitSecrets = 1 << 62
-	bitHome    = 1 << 63
+	kindSecret kind = iota
+	kindRule
+	kindHome
 )
 
 // New returns a redactor for opts.
@@ -64,82 +75,45 @@ func New(opts Options) *Redactor {
 		workspace: cleanDir(opts.Workspace),
 	}
 	seen := map[string]bool{}
+	var secrets []string
 	for _, s := range opts.Secrets {
 		s = strings.TrimSpace(s)
 		if len(s) < MinSecretLen || seen[s] {
 			continue
 		}
 		seen[s] = true
-		r.secrets = append(r.secrets, s)
+		secrets = append(secrets, s)
 	}
-	// Longest first, so a secret that contains another is removed whole.
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+	// Longest first, so a secret that starts with another is removed whole.
+	sort.SliceStable(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	for _, s := range secrets {
+		r.add(hint{lit: s, kind: kindSecret})
+	}
 	for i, ru := range rules {
 		for _, t := range ru.triggers {
-			r.addHint(t, 1<<i)
+			r.add(hint{lit: t, kind: kindRule, rule: i})
 		}
 	}
-	for _, s := range r.secrets {
-		r.addHint(s, bitSecrets)
-	}
 	if r.home != "" {
-		r.addHint(r.home, bitHome)
+		r.add(hint{lit: r.home, kind: kindHome})
 	}
 	return r
 }
 
-func (r *Redactor) addHint(lit string, bit uint64) {
-	r.first[lit[0]] = append(r.first[lit[0]], hint{lit: lit, bit: bit})
+func (r *Redactor) add(h hint) {
+	r.first[h.lit[0]] = append(r.first[h.lit[0]], h)
+	p := pair(h.lit[0], h.lit[1])
+	r.pairs[p/64] |= 1 << (p % 64)
 }
 
-// scan returns the bits of the hints present in s.
-func (r *Redactor) scan(s string) uint64 {
-	var found uint64
-	for i := 0; i < len(s); i++ {
-		hs := r.first[s[i]]
-		for j := range hs {
-			if strings.HasPrefix(s[i:], hs[j].lit) {
-				found |= hs[j].bit
-			}
-		}
-	}
-	return found
-}
+func pair(a, b byte) uint32 { return uint32(a)<<8 | uint32(b) }
 
-// FromEnv returns a redactor for opts plus the secrets of the process
-// environment (see EnvSecrets) and, when opts.Home is empty, the user's home
-// directory.
-func FromEnv(opts Options) *Redactor {
-	opts.Secrets = append(append([]string(nil), opts.Secrets...), EnvSecrets(os.Environ())...)
-	if opts.Home == "" {
-		opts.Home, _ = os.UserHomeDir()
-	}
-	return New(opts)
-}
-
-// secretSuffixes are the endings of environment variable names whose values
-// are secrets.
-var secretSuffixes = []string{"_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PASS", "_PAT", "_CREDENTIALS"}
-
-// EnvSecrets returns the values of the variables in environ ("NAME=value")
-// whose names end in _KEY, _TOKEN, _SECRET, _PASSWORD, _PASS, _PAT or
-// _CREDENTIALS (in any case).
-func EnvSecrets(environ []string) []string {
-	var out []string
-	for _, kv := range environ {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || val == "" {
-			continue
-		}
-		upper := strings.ToUpper(name)
-		for _, suf := range secretSuffixes {
-			if strings.HasSuffix(upper, suf) {
-				out = append(out, val)
-				break
-			}
-		}
-	}
-	return out
+// has reports whether the hint's literal is at s[i:]. Every literal is at
+// least two bytes long (secrets eight, triggers three, a home directory
+// other than / two), so the second byte rules most positions out before
+// the comparison.
+func (h *hint) at(s string, i int) bool {
+	return len(s)-i >= len(h.lit) && s[i+1] == h.lit[1] && s[i:i+len(h.lit)] == h.lit
 }
 
 func cleanDir(d string) string {
@@ -155,69 +129,35 @@ func cleanDir(d string) string {
 }
 
 // Redact returns s with secrets masked and the home directory shortened.
-// Its method value is what dispatch.Config.Redact takes.
+// Its method value is what loop.Options.Redact and dispatch.Config.Redact
+// take.
 func (r *Redactor) Redact(s string) string {
 	if r == nil || s == "" {
 		return s
 	}
-	found := r.scan(s)
-	if found == 0 {
-		return s
-	}
-	if found&bitSecrets != 0 {
-		for _, sec := range r.secrets {
-			s = strings.ReplaceAll(s, sec, Mask)
-		}
-	}
-	if found&^(bitSecrets|bitHome) != 0 {
-		s = r.applyRules(s)
-	}
-	if found&bitHome != 0 {
-		s = r.shortenHome(s)
-	}
-	return s
-}
-
-// rule is a secret shape. Every match starts with one of its triggers, so
-// its expression runs only where a trigger is, anchored there: text
-// without secrets costs one pass and no allocation, and text with one
-// costs little more.
-type rule struct {
-	triggers []string
-	// re matches at the start of the text it is given (it begins with ^).
-	re *regexp.Regexp
-	// keepName keeps the first submatch (a header name, "Bearer ") before
-	// the mask; otherwise the whole match is masked.
-	keepName bool
-	// check, when set, must accept the match for it to be masked.
-	check func(string) bool
-}
-
-// applyRules masks every match of a rule, scanning s once.
-func (r *Redactor) applyRules(s string) string {
 	var b strings.Builder
-	last := 0
-	for i := 0; i < len(s); i++ {
-		hs := r.first[s[i]]
-		for j := range hs {
-			h := &hs[j]
-			if h.bit >= bitSecrets || !strings.HasPrefix(s[i:], h.lit) || (i > 0 && isWordByte(s[i-1])) {
-				continue
-			}
-			ru := &rules[bits.TrailingZeros64(h.bit)]
-			m := ru.re.FindStringSubmatchIndex(s[i:])
-			if m == nil || ru.check != nil && !ru.check(s[i:i+m[1]]) {
-				continue
-			}
-			b.WriteString(s[last:i])
-			if ru.keepName {
-				b.WriteString(s[i : i+m[3]])
-			}
-			b.WriteString(Mask)
-			last = i + m[1]
-			i = last - 1
-			break
+	last := 0 // s[last:i] is not yet written to b
+	// The last byte cannot start a literal: each is two bytes or more.
+	for i := 0; i+1 < len(s); i++ {
+		if p := pair(s[i], s[i+1]); r.pairs[p/64]&(1<<(p%64)) == 0 {
+			continue
 		}
+		end, keep, from, ok := r.match(s, i, r.first[s[i]])
+		if !ok {
+			continue
+		}
+		if b.Cap() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:keep])
+		if from < 0 {
+			b.WriteByte('~') // the home directory
+		} else {
+			b.WriteString(Mask)
+			b.WriteString(s[from:end])
+		}
+		last = end
+		i = end - 1
 	}
 	if last == 0 {
 		return s
@@ -226,82 +166,55 @@ func (r *Redactor) applyRules(s string) string {
 	return b.String()
 }
 
-func isWordByte(c byte) bool {
-	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
-
-// hasDigit rejects words shaped like keys ("sk-learn-compatible-models"):
-// generated keys are random and so all but surely hold a digit.
-func hasDigit(s string) bool {
-	return strings.ContainsAny(s, "0123456789")
-}
-
-// rules are tried in order at each position: header names first, so
-// "Authorization: Bearer sk-…" is masked once, as a header value.
-var rules = []rule{
-	{
-		// Authorization: VALUE (header lines, JSON, YAML), to the end of
-		// the line or the closing quote.
-		triggers: []string{"Authorization", "authorization", "AUTHORIZATION", "Proxy-Authorization", "proxy-authorization"},
-		re:       regexp.MustCompile(`^((?i:(?:proxy-)?authorization)["']?\s*[:=]\s*["']?)[^\r\n"']+`),
-		keepName: true,
-	},
-	{
-		triggers: []string{"Bearer", "bearer", "BEARER"},
-		re:       regexp.MustCompile(`^((?i:bearer)\s+)[A-Za-z0-9\-._~+/]{8,}=*`),
-		keepName: true,
-	},
-	{
-		// Anthropic sk-ant-…, OpenAI sk-…, sk-proj-…, sk-svcacct-….
-		triggers: []string{"sk-"},
-		re:       regexp.MustCompile(`^sk-[A-Za-z0-9_\-]{16,}`),
-		check:    hasDigit,
-	},
-	{
-		triggers: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
-		re:       regexp.MustCompile(`^gh[pousr]_[A-Za-z0-9]{30,}`),
-	},
-	{
-		triggers: []string{"github_pat_"},
-		re:       regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{20,}`),
-	},
-	{
-		triggers: []string{"xox"},
-		re:       regexp.MustCompile(`^xox[abposre]-[A-Za-z0-9\-]{10,}`),
-	},
-	{
-		triggers: []string{"AKIA", "ASIA"},
-		re:       regexp.MustCompile(`^(?:AKIA|ASIA)[A-Z0-9]{16}\b`),
-	},
-}
-
-// shortenHome replaces the home directory with ~ where it starts a path,
-// except where the path is under the workspace.
-func (r *Redactor) shortenHome(s string) string {
-	if !strings.Contains(s, r.home) {
-		return s
-	}
-	var b strings.Builder
-	rest := s
-	for {
-		i := strings.Index(rest, r.home)
-		if i < 0 {
-			break
+// match tries the hints of s[i] in order. On a match, s[i:keep] is kept,
+// s[keep:from] is replaced by the mask (or by ~ when from < 0, the home
+// directory), s[from:end] is kept, and scanning resumes at end.
+func (r *Redactor) match(s string, i int, hs []hint) (end, keep, from int, ok bool) {
+	for j := range hs {
+		h := &hs[j]
+		if !h.at(s, i) {
+			continue
 		}
-		end := i + len(r.home)
-		at := rest[i:]
-		replace := startsPath(rest, i) && endsSegment(rest, end) &&
-			!(r.workspace != "" && strings.HasPrefix(at, r.workspace) && endsSegment(at, len(r.workspace)))
-		b.WriteString(rest[:i])
-		if replace {
-			b.WriteByte('~')
-		} else {
-			b.WriteString(r.home)
+		switch h.kind {
+		case kindSecret:
+			end = r.overlap(s, i, i+len(h.lit))
+			return end, i, end, true
+		case kindRule:
+			if end, keep, from, ok = rules[h.rule].apply(s, i); ok {
+				return end, keep, from, true
+			}
+		case kindHome:
+			if r.shortens(s, i) {
+				return i + len(h.lit), i, -1, true
+			}
 		}
-		rest = rest[end:]
 	}
-	b.WriteString(rest)
-	return b.String()
+	return 0, 0, 0, false
+}
+
+// overlap extends the end of a secret masked at s[i:end] over every
+// configured secret that starts inside it and ends beyond it, so no part
+// of a second secret is left showing after the first one's mask.
+func (r *Redactor) overlap(s string, i, end int) int {
+	for j := i + 1; j < end; j++ {
+		for _, h := range r.first[s[j]] {
+			if h.kind == kindSecret && j+len(h.lit) > end && h.at(s, j) {
+				end = j + len(h.lit)
+			}
+		}
+	}
+	return end
+}
+
+// shortens reports whether the home directory found at s[i:] starts a path
+// to replace with ~: it is not the middle of a longer path, it ends a path
+// segment, and the path is not under the workspace.
+func (r *Redactor) shortens(s string, i int) bool {
+	if !startsPath(s, i) || !endsSegment(s, i+len(r.home)) {
+		return false
+	}
+	at := s[i:]
+	return !(r.workspace != "" && strings.HasPrefix(at, r.workspace) && endsSegment(at, len(r.workspace)))
 }
 
 // startsPath reports whether the match at i is not the middle of a longer

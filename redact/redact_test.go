@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -154,5 +155,64 @@ func BenchmarkRedactWithSecret(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.Redact(text)
+	}
+}
+
+func TestRedactMasksMoreTokenShapes(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"url password", "dial postgres://app:s3cr3t-pw@db.internal:5432/app failed", "dial postgres://app:[REDACTED]@db.internal:5432/app failed"},
+		{"url short password", "https://u:pw@example.com/x", "https://u:[REDACTED]@example.com/x"},
+		{"url without password", "https://user@example.com/x and https://example.com/a:b", "https://user@example.com/x and https://example.com/a:b"},
+		{"jwt", "token=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTYifQ.SflKxwRJSMeKKF2QT4fwpM", "token=[REDACTED]"},
+		{"private key block", "x\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----\ny", "x\n[REDACTED]\ny"},
+		{"unterminated private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow", "[REDACTED]"},
+		{"stripe key", "stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe [REDACTED]"},
+		{"gitlab token", "glpat-Ab12Cd34Ef56Gh78Ij90", "[REDACTED]"},
+		{"google key", "key AIzaSyA1234567890abcdefghijklmnopqrstuv", "key [REDACTED]"},
+		{"after a json newline escape", `{"out": "line\nsk-proj-Ab3dEf9hIjKlMnOpQrStUv\n"}`, `{"out": "line\n[REDACTED]\n"}`},
+	}
+	r := New(Options{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := r.Redact(tt.in); got != tt.want {
+				t.Errorf("Redact(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRedactMasksOverlappingSecretsWhole(t *testing.T) {
+	r := New(Options{Secrets: []string{"abc12345", "c12345zzzzzz"}})
+	if got, want := r.Redact("x abc12345zzzzzz y"), "x [REDACTED] y"; got != want {
+		t.Errorf("got %q, want %q: the second secret's tail shows", got, want)
+	}
+}
+
+// oneMB is a megabyte of tool output with a configured secret, a token and
+// the home directory near its end, the worst place for a scan.
+var oneMB = func() string {
+	var b strings.Builder
+	for b.Len() < 1<<20 {
+		b.WriteString(cleanText)
+	}
+	b.WriteString("leaked a-configured-secret-value and sk-proj-Ab3dEf9hIjKlMnOpQrStUv in /home/ann/.netrc\n")
+	return b.String()
+}()
+
+func BenchmarkRedact1MB(b *testing.B) {
+	secrets := []string{"a-configured-secret-value", "another-secret-value-0123"}
+	// A machine's worth of secrets from the environment as well.
+	for i := range 20 {
+		secrets = append(secrets, fmt.Sprintf("env-secret-%02d-0123456789abcdef", i))
+	}
+	r := New(Options{Secrets: secrets, Home: "/home/ann", Workspace: "/home/ann/src/proj"})
+	b.SetBytes(int64(len(oneMB)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if s := r.Redact(oneMB); strings.Contains(s, "a-configured-secret-value") {
+			b.Fatal("secret kept")
+		}
 	}
 }
