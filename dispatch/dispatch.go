@@ -29,8 +29,9 @@ type Config struct {
 	DefaultTimeout time.Duration
 	// Timeouts overrides deadlines by tool name.
 	Timeouts map[string]time.Duration
-	// Redact cleans text before it reaches the model, logs or events; nil
-	// leaves text as is.
+	// Redact cleans everything a tool returns — results, errors, partial
+	// output, Meta — before it reaches the model, logs, events or the
+	// store; nil leaves text as is.
 	Redact func(string) string
 	// Events receives tool_started and result events; may be nil.
 	Events event.Handler

@@ -402,6 +402,36 @@ func TestToolFailuresBecomeResults(t *testing.T) {
 	}
 }
 
+// TestSuccessfulResultsAreRedacted pins DESIGN §7.4: everything a tool
+// returns is redacted, not only its failures — a file read that holds a
+// key must not hand the key to the model, the events or the store (Meta).
+func TestSuccessfulResultsAreRedacted(t *testing.T) {
+	rd := redact.New(redact.Options{Secrets: []string{"configured-key-0123"}})
+	f := &fake{spec: tool.Spec{Name: "t", Access: tool.ReadOnly}, run: func(ctx context.Context, c tool.Call) (tool.Output, error) {
+		return tool.Output{
+			Text: "OPENAI_API_KEY=configured-key-0123\nother=sk-proj-Ab3dEf9hIjKlMnOpQrStUv",
+			Meta: json.RawMessage(`{"url":"https://u:pw-in-url@example.com/","echo":"configured-key-0123"}`),
+		}, nil
+	}}
+	rec := &recorder{}
+	b := runRound(t, New(Config{Tools: tool.NewSet(f), Redact: rd.Redact, Events: rec}), calls("t", `{}`))
+	r := b.Results[0]
+	if r.Status != llm.ResultOK {
+		t.Fatalf("status %s", r.Status)
+	}
+	for _, leak := range []string{"configured-key-0123", "sk-proj-", "pw-in-url"} {
+		if strings.Contains(r.Content, leak) || strings.Contains(string(r.Meta), leak) {
+			t.Errorf("%s kept: content %q, meta %s", leak, r.Content, r.Meta)
+		}
+	}
+	if !json.Valid(r.Meta) || !strings.Contains(string(r.Meta), redact.Mask) {
+		t.Errorf("meta %s: want valid JSON with the mask", r.Meta)
+	}
+	if ev := rec.of(event.Result); len(ev) != 1 || ev[0].Content != r.Content {
+		t.Errorf("result event %+v does not carry the redacted content", ev)
+	}
+}
+
 func TestEmptyOutputIsSaidSo(t *testing.T) {
 	f := &fake{spec: tool.Spec{Name: "t", Access: tool.ReadOnly}, run: func(ctx context.Context, c tool.Call) (tool.Output, error) {
 		return tool.Output{Meta: json.RawMessage(`{"k":1}`)}, nil

@@ -56,7 +56,7 @@ func (r *Round) conclude(k *call, out *tool.Output, err error, late bool, end ti
 	if err != nil || out.Failed || out.Pause != nil {
 		r.failed(&o, k, out, err, late, end)
 	} else {
-		text := out.Text
+		text := r.d.redact(out.Text)
 		if text == "" {
 			// Some providers refuse an empty tool message, and the model
 			// reads an empty one as a failure.
@@ -64,7 +64,7 @@ func (r *Round) conclude(k *call, out *tool.Output, err error, late bool, end ti
 		}
 		o.res = llm.Result{Status: llm.ResultOK, Content: text}
 	}
-	o.res.Meta = out.Meta
+	o.res.Meta = r.d.redactMeta(out.Meta)
 	o.terminate = out.Terminate && err == nil
 	r.settleAt(k, &o, end)
 }

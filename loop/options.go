@@ -7,6 +7,7 @@ import (
 
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/redact"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -65,8 +66,16 @@ type Options struct {
 	// Policy is the approval policy (default on-request): which calls
 	// pause the turn for the user's approval, and which are refused.
 	Policy tool.Policy
-	// Redact cleans error text before it reaches the model, logs or events.
+	// Redact cleans everything a tool returns (results, errors, partial
+	// output) and the engine's own error text before the model, the events
+	// or the journal see it (DESIGN §7.4). Nil redacts with redact.Env():
+	// the known token shapes and the secret-looking values of the process
+	// environment, provider keys among them. A door that knows more (the
+	// keys its config file names, the workspace) gives its own.
 	Redact func(string) string
+	// NoRedact turns redaction off when Redact is nil: for a library user
+	// whose tools return nothing secret, or who redacts elsewhere.
+	NoRedact bool
 
 	// Events receives the turn's events; may be nil.
 	Events event.Handler
@@ -178,6 +187,9 @@ func (o *Options) withDefaults() (Options, error) {
 	c.Policy = p
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Redact == nil && !c.NoRedact {
+		c.Redact = redact.Env().Redact
 	}
 	return c, nil
 }
