@@ -326,6 +326,12 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	if spec.Provider == "scripted" {
 		o.ModelName = ""
 	}
+	// threadTools above opened this workspace, so it exists.
+	dir, err := b.workspace(c)
+	if err != nil {
+		return loop.Options{}, nil, err
+	}
+	o.Redact = turnRedact(b.cfg, dir)
 	if err := applyCaps(&o, &turnSetup{flags: &turnFlags{maxCost: b.base.Budget.Cost}, spec: spec, caps: &mc.caps}); err != nil {
 		return loop.Options{}, nil, err
 	}
