@@ -62,6 +62,10 @@ type Options struct {
 	// Waiter answers pauses in process; nil ends turns paused.
 	Waiter loop.Waiter
 	// Engine holds the remaining engine options; the fields above win.
+	// Among them: what a tool returns is redacted by default (keys and
+	// tokens from the environment and by shape, DESIGN §7.4); set
+	// Engine.Redact to redact with more (redact.New), or Engine.NoRedact
+	// to turn it off.
 	Engine loop.Options
 }
 
