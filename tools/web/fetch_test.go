@@ -233,6 +233,28 @@ func TestFetchFollowsAtMostFiveRedirects(t *testing.T) {
 	}
 }
 
+// TestFetchRefusesTheMachinesOwnAddresses: a name, a literal address or a
+// redirect that leads to one of the machine's own interface addresses is
+// refused before anything is sent, however public the address looks.
+func TestFetchRefusesTheMachinesOwnAddresses(t *testing.T) {
+	own := &ownAddrs{}
+	own.set("93.184.216.34")
+	r := &fakeResolver{table: map[string][]string{"me.example": {"93.184.216.34"}}}
+	f := NewFetcher(AllowLoopback(), WithResolver(r), withOwn(own))
+	for _, u := range []string{"http://93.184.216.34/", "http://me.example/", "http://[::ffff:93.184.216.34]/"} {
+		_, err := f.Fetch(context.Background(), u, 0)
+		wantBlocked(t, err, ownClass)
+	}
+	srv, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://me.example/admin", http.StatusFound)
+	})
+	_, err := f.Fetch(context.Background(), srv.URL+"/start", 0)
+	wantBlocked(t, err, ownClass)
+	if hits.Load() != 1 {
+		t.Errorf("the first hop was requested %d times", hits.Load())
+	}
+}
+
 func TestFetchReadsAtMostFourMegabytes(t *testing.T) {
 	line := strings.Repeat("x", 1023) + "\n"
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {

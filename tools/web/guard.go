@@ -43,7 +43,8 @@ var (
 )
 
 // forbidden are the ranges not covered by netip's predicates, each with the
-// class named in refusals.
+// class named in refusals: IANA's special-purpose registries, every range
+// not "globally reachable" there.
 var forbidden = []struct {
 	prefix netip.Prefix
 	class  string
@@ -51,17 +52,29 @@ var forbidden = []struct {
 	{netip.MustParsePrefix("0.0.0.0/8"), "this-network (0.0.0.0/8)"},
 	{netip.MustParsePrefix("100.64.0.0/10"), "shared (CGNAT, 100.64.0.0/10)"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol (192.0.0.0/24)"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation (TEST-NET-1, 192.0.2.0/24)"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "6to4 relay anycast (192.88.99.0/24)"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking (198.18.0.0/15)"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation (TEST-NET-2, 198.51.100.0/24)"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation (TEST-NET-3, 203.0.113.0/24)"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved (240.0.0.0/4)"},
 	{netip.MustParsePrefix("fec0::/10"), "site-local"},
 	{netip.MustParsePrefix("::/96"), "IPv4-compatible"},
+	{netip.MustParsePrefix("100::/64"), "discard-only (100::/64)"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64 (64:ff9b:1::/48)"},
+	{netip.MustParsePrefix("2001::/23"), "IETF protocol (2001::/23)"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation (2001:db8::/32)"},
+	{netip.MustParsePrefix("3fff::/20"), "documentation (3fff::/20)"},
+	{netip.MustParsePrefix("5f00::/16"), "segment routing (5f00::/16)"},
 }
 
 // Prefixes of IPv6 addresses that embed an IPv4 address, which is checked
-// in their place: a NAT64 or 6to4 gateway would connect to it.
+// in their place: a NAT64, SIIT or 6to4 gateway would connect to it.
 var (
-	nat64  = netip.MustParsePrefix("64:ff9b::/96")
-	sixTo4 = netip.MustParsePrefix("2002::/16")
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	sixTo4     = netip.MustParsePrefix("2002::/16")
+	teredo     = netip.MustParsePrefix("2001::/32")
 )
 
 // classify returns the class of a that web_fetch refuses, or "" for a
@@ -86,12 +99,21 @@ func classify(a netip.Addr) string {
 		return "link-local"
 	case a.IsMulticast(), a == broadcast:
 		return "multicast or broadcast"
-	case nat64.Contains(a):
+	case nat64.Contains(a), translated.Contains(a):
 		b := a.As16()
 		return classify(netip.AddrFrom4([4]byte(b[12:16])))
 	case sixTo4.Contains(a):
 		b := a.As16()
 		return classify(netip.AddrFrom4([4]byte(b[2:6])))
+	case teredo.Contains(a):
+		// The client's IPv4 address is the last 32 bits inverted. A
+		// Teredo relay is no web server either way: refused.
+		b := a.As16()
+		client := netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+		if c := classify(client); c != "" {
+			return c
+		}
+		return "Teredo (2001::/32)"
 	}
 	for _, f := range forbidden {
 		if f.prefix.Contains(a) {
@@ -101,18 +123,69 @@ func classify(a netip.Addr) string {
 	return ""
 }
 
+// ownClass is the class of an address of one of the machine's own
+// interfaces: a service bound to it is as local as one on loopback.
+const ownClass = "this machine's own (a network interface's)"
+
 // policy decides which addresses may be dialled.
 type policy struct {
 	allowLoopback bool
+	// own lists the machine's own addresses; nil is interfaceAddrs. It is
+	// asked at every check, so an address added to an interface after
+	// the fetcher was made is refused too.
+	own func() ([]netip.Addr, error)
 }
 
 // check returns a *BlockedError when host's address a may not be dialled.
 func (p policy) check(host string, a netip.Addr) error {
+	a = a.Unmap()
 	class := classify(a)
-	if class == "" || (class == "loopback" && p.allowLoopback) {
+	if class == "loopback" && p.allowLoopback {
 		return nil
 	}
-	return &BlockedError{Host: host, Addr: a.Unmap(), Class: class}
+	if class == "" {
+		own := p.own
+		if own == nil {
+			own = interfaceAddrs
+		}
+		addrs, err := own()
+		if err != nil {
+			// Fail closed: without the list, any address might be ours.
+			return fmt.Errorf("web_fetch refuses %s: the machine's own addresses could not be listed to rule them out: %w", host, err)
+		}
+		for _, o := range addrs {
+			if o.Unmap() == a {
+				class = ownClass
+				break
+			}
+		}
+	}
+	if class == "" {
+		return nil
+	}
+	return &BlockedError{Host: host, Addr: a, Class: class}
+}
+
+// interfaceAddrs returns the addresses of the machine's network interfaces.
+func interfaceAddrs() ([]netip.Addr, error) {
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]netip.Addr, 0, len(as))
+	for _, a := range as {
+		var ip net.IP
+		switch v := a.(type) {
+		case *net.IPNet:
+			ip = v.IP
+		case *net.IPAddr:
+			ip = v.IP
+		}
+		if x, ok := netip.AddrFromSlice(ip); ok {
+			out = append(out, x.Unmap())
+		}
+	}
+	return out, nil
 }
 
 // dialer resolves a host itself, checks every address, and connects to a

@@ -4,10 +4,14 @@
 //
 // Because a model chooses the URL, the fetcher defends against server-side
 // request forgery: it resolves host names itself, refuses loopback,
-// private, link-local, cloud metadata, multicast, unspecified and shared
-// (CGNAT) addresses, and connects to the very address it checked, for the
-// first request and every redirect. A DNS answer that changes between the
-// check and the connection (rebinding) therefore reaches nothing new.
+// private, link-local, cloud metadata, multicast, broadcast, unspecified,
+// shared (CGNAT), benchmarking, documentation and other reserved addresses
+// (IPv4 and IPv6, and IPv6 forms that embed a refused IPv4 address:
+// NAT64, SIIT, 6to4, Teredo), and every address of the machine's own
+// network interfaces (listed again at each check), and connects to the
+// very address it checked, for the first request and every redirect. A DNS
+// answer that changes between the check and the connection (rebinding)
+// therefore reaches nothing new.
 //
 // HTML is parsed with golang.org/x/net/html, the Go project's HTML5
 // parser, and rendered to markdown by a small walker in this package: it
