@@ -60,11 +60,11 @@ func TestClassifyRefusesEveryNonPublicRange(t *testing.T) {
 		{"fec0:1::1", "site-local"},
 		{"64:ff9b:1::a00:1", "local-use NAT64 (64:ff9b:1::/48)"},
 		{"64:ff9b::c000:202", "documentation (TEST-NET-1, 192.0.2.0/24)"}, // NAT64 of 192.0.2.2
-		{"::ffff:0:a00:1", "private (RFC 1918)"},                           // SIIT of 10.0.0.1
-		{"2002:c000:202::1", "documentation (TEST-NET-1, 192.0.2.0/24)"},   // 6to4 of 192.0.2.2
-		{"2002:a9fe:a9fe::1", "cloud metadata"},                            // 6to4 of 169.254.169.254
-		{"2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback"},               // Teredo, client 127.0.0.1
-		{"2001:0:4136:e378:8000:63bf:f7f7:f7f7", "Teredo (2001::/32)"},     // Teredo, client 8.8.8.8
+		{"::ffff:0:a00:1", "private (RFC 1918)"},                          // SIIT of 10.0.0.1
+		{"2002:c000:202::1", "documentation (TEST-NET-1, 192.0.2.0/24)"},  // 6to4 of 192.0.2.2
+		{"2002:a9fe:a9fe::1", "cloud metadata"},                           // 6to4 of 169.254.169.254
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback"},              // Teredo, client 127.0.0.1
+		{"2001:0:4136:e378:8000:63bf:f7f7:f7f7", "Teredo (2001::/32)"},    // Teredo, client 8.8.8.8
 		{"2001:2::1", "IETF protocol (2001::/23)"},
 		{"5f00::1", "segment routing (5f00::/16)"},
 		// Public.
