@@ -8,37 +8,34 @@ import (
 	"github.com/reinhq/rein/redact"
 )
 
-// turnRedact is the redactor of a turn in the workspace dir (DESIGN §7.4):
-// the keys of the configured providers, the secrets the config file holds
-// (request headers, MCP servers' env and headers), the secret-looking
-// values of the environment, the known token shapes, and the home
-// directory outside the workspace. It is read again for every turn, so a
-// key exported while rein serve runs is redacted from its next turn on.
-func turnRedact(cfg *config.File, dir string) func(string) string {
-	return redact.FromEnv(redact.Options{Secrets: configuredSecrets(cfg, os.Getenv), Workspace: dir}).Redact
+// secretSource is where a turn's secrets come from (DESIGN §7.4), read
+// once from the config file: the variables holding the providers' keys,
+// and the name=value pairs of the config file that may hold a secret
+// (request headers, MCP servers' env and headers). Values are read from
+// the environment for every turn, so a key exported while rein serve runs
+// is redacted from its next turn on.
+type secretSource struct {
+	keyEnvs []string
+	pairs   []string
 }
 
-// configuredSecrets are the secrets the config file names or holds: the
-// value of every provider's key variable (built-in and configured, whatever
-// the variable's name), and the secret-looking values among the headers of
-// every provider and model table and the env and headers of every MCP
-// server, expanded as the servers get them.
-func configuredSecrets(cfg *config.File, getenv func(string) string) []string {
-	var out []string
-	if infos, err := provider.List(provider.Config{Getenv: getenv, File: cfg}); err == nil {
+// newSecretSource reads cfg's providers (built-in and configured, whatever
+// their key variables are called) and secret-bearing tables.
+func newSecretSource(cfg *config.File) *secretSource {
+	s := &secretSource{}
+	if infos, err := provider.List(provider.Config{File: cfg}); err == nil {
 		for _, in := range infos {
 			if in.KeyEnv != "" {
-				out = append(out, getenv(in.KeyEnv))
+				s.keyEnvs = append(s.keyEnvs, in.KeyEnv)
 			}
 		}
 	}
 	if cfg == nil {
-		return out
+		return s
 	}
-	var pairs []string
 	add := func(m map[string]string) {
 		for k, v := range m {
-			pairs = append(pairs, k+"="+v, k+"="+os.Expand(v, getenv))
+			s.pairs = append(s.pairs, k+"="+v)
 		}
 	}
 	for _, p := range cfg.Providers {
@@ -50,9 +47,31 @@ func configuredSecrets(cfg *config.File, getenv func(string) string) []string {
 	for _, m := range cfg.Models {
 		add(m.Headers)
 	}
-	for _, s := range cfg.MCP.Servers {
-		add(s.Env)
-		add(s.Headers)
+	for _, srv := range cfg.MCP.Servers {
+		add(srv.Env)
+		add(srv.Headers)
+	}
+	return s
+}
+
+// secrets returns the values: every key variable's (a configured key is
+// redacted whatever it looks like, if long enough), and the secret-looking
+// values of the pairs, as written and expanded as the MCP servers get them.
+func (s *secretSource) secrets(getenv func(string) string) []string {
+	var out []string
+	for _, k := range s.keyEnvs {
+		out = append(out, getenv(k))
+	}
+	pairs := make([]string, 0, 2*len(s.pairs))
+	for _, p := range s.pairs {
+		pairs = append(pairs, p, os.Expand(p, getenv))
 	}
 	return append(out, redact.EnvSecrets(pairs)...)
+}
+
+// redact is the redactor of a turn in the workspace dir: these secrets,
+// the secret-looking values of the environment, the known token shapes,
+// and the home directory outside the workspace.
+func (s *secretSource) redact(dir string) func(string) string {
+	return redact.FromEnv(redact.Options{Secrets: s.secrets(os.Getenv), Workspace: dir}).Redact
 }

@@ -91,10 +91,10 @@ func TestConfiguredSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(configuredSecrets(cfg, os.Getenv), "\n")
+	got := strings.Join(newSecretSource(cfg).secrets(os.Getenv), "\n")
 	for _, s := range redactSecrets {
 		if !strings.Contains(got, s) {
-			t.Errorf("configuredSecrets lacks %s: %q", s, got)
+			t.Errorf("secrets lack %s: %q", s, got)
 		}
 	}
 }

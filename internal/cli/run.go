@@ -129,7 +129,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	defer ws.Close()
 
 	o := s.flags.options()
-	o.Redact = turnRedact(s.cfg, s.dir)
+	o.Redact = newSecretSource(s.cfg).redact(s.dir)
 	o.Model = s.model
 	o.ModelName = s.spec.Model
 	if s.spec.Provider == "scripted" {

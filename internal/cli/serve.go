@@ -204,6 +204,19 @@ type serveBackend struct {
 	// thread.
 	workspaces map[string]*sandbox.Workspace // by directory
 	closed     bool
+	// secrets is where the runs' redactors get the config file's secrets
+	// (secretSource), read on the first run.
+	secrets *secretSource
+}
+
+// secretSource returns the config file's secret source, read once.
+func (b *serveBackend) secretSource() *secretSource {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.secrets == nil {
+		b.secrets = newSecretSource(b.cfg)
+	}
+	return b.secrets
 }
 
 // modelCaps is a thread's model and what is known of it.
@@ -331,7 +344,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	if err != nil {
 		return loop.Options{}, nil, err
 	}
-	o.Redact = turnRedact(b.cfg, dir)
+	o.Redact = b.secretSource().redact(dir)
 	if err := applyCaps(&o, &turnSetup{flags: &turnFlags{maxCost: b.base.Budget.Cost}, spec: spec, caps: &mc.caps}); err != nil {
 		return loop.Options{}, nil, err
 	}
