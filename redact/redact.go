@@ -108,7 +108,7 @@ func (r *Redactor) add(h hint) {
 
 func pair(a, b byte) uint32 { return uint32(a)<<8 | uint32(b) }
 
-// has reports whether the hint's literal is at s[i:]. Every literal is at
+// at reports whether the hint's literal is at s[i:]. Every literal is at
 // least two bytes long (secrets eight, triggers three, a home directory
 // other than / two), so the second byte rules most positions out before
 // the comparison.
