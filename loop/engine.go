@@ -305,6 +305,7 @@ func (r *run) complete(reason StopReason, answer string) (*Outcome, error) {
 
 func (r *run) fail(reason StopReason, err error) (*Outcome, error) {
 	o := r.outcome(StatusFailed, reason)
+	err = r.redactErr(err)
 	o.Err = err
 	r.finished(o)
 	return o, err

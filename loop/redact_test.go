@@ -105,3 +105,26 @@ func results(it llm.Item) []*llm.Result {
 	}
 	return out
 }
+
+// TestFailedTurnErrorIsRedacted: a provider that echoes the key in its
+// error body does not get it printed or stored with the failed turn, and
+// the error is still the provider's *llm.Error to errors.As.
+func TestFailedTurnErrorIsRedacted(t *testing.T) {
+	const key = "sk-proj-Zq7Wx2Yv4Ut6Sr8Qp0On1Ml3"
+	t.Setenv("OPENAI_API_KEY", key)
+	out, _, err := runTurn(t, scripted.Script{Rounds: []scripted.Round{
+		{Error: &scripted.ErrorSpec{Kind: llm.Unauthorized, Status: 401, Message: "invalid key " + key}},
+	}}, loop.Options{}, "hi")
+	if err == nil || out.Err == nil {
+		t.Fatal("the turn did not fail")
+	}
+	for _, e := range []error{err, out.Err} {
+		if strings.Contains(e.Error(), key) || !strings.Contains(e.Error(), redact.Mask) {
+			t.Errorf("error text %q", e)
+		}
+		var le *llm.Error
+		if !errors.As(e, &le) {
+			t.Errorf("%T is no longer an *llm.Error to errors.As", e)
+		}
+	}
+}
