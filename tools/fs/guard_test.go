@@ -3,8 +3,10 @@ package fs_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -173,6 +175,57 @@ func TestGrepRefusesAnExplicitFileOverTheCap(t *testing.T) {
 		out, err := call(t, s.tool, args{"pattern": "needle", "path": "big.txt"})
 		if err == nil || !strings.Contains(err.Error(), "at most 10 MB") {
 			t.Errorf("%s grep big.txt = %.200q, %v; want refused over the size cap", s.name, out, err)
+		}
+	}
+}
+
+// TestGrepLongLinesMatchExactly: lines longer than the Go search's buffer
+// are matched whole (a string cut between two pieces, anchors, case), and
+// the lines after them keep their numbers, in both searches.
+func TestGrepLongLinesMatchExactly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 6 MB file")
+	}
+	long := func(n int, at int, s string) string {
+		b := bytes.Repeat([]byte("a"), n)
+		if s != "" {
+			copy(b[at:], s)
+		}
+		return string(b)
+	}
+	lines := []string{
+		"short needle",
+		long(3<<20, 1<<20-3, "needle"), // across the first piece's end
+		"between",
+		long(2<<20, 0, ""),
+		long(1<<20+10, 1<<20+4, "NEEDLE"),
+		"needle at the end",
+	}
+	ws, dir := newWorkspace(t, nil)
+	if err := os.WriteFile(filepath.Join(dir, "long.txt"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, pattern := range []string{"needle", "(?i)needle", "ne+dle", "^a+$", "^short", "end$", "b"} {
+		re := regexp.MustCompile(pattern)
+		var want strings.Builder
+		for i, l := range lines {
+			if !re.MatchString(l) {
+				continue
+			}
+			text := l
+			if len(l) > 300 {
+				text = fmt.Sprintf("%s… [line cut, %d bytes]", l[:300], len(l))
+			}
+			fmt.Fprintf(&want, "long.txt:%d:%s\n", i+1, text)
+		}
+		if want.Len() == 0 {
+			fmt.Fprintf(&want, "no lines match %q\n", pattern)
+		}
+		for _, s := range searches(t, ws) {
+			out, err := call(t, s.tool, args{"pattern": pattern})
+			if err != nil || out != want.String() {
+				t.Errorf("%s grep %q = %.300q, %v; want %.300q", s.name, pattern, out, err, want.String())
+			}
 		}
 	}
 }
