@@ -48,7 +48,9 @@ type DenyRules struct {
 	// Allow are paths exempt from the rules, defaults included: a path is
 	// denied only when it (or a directory above it) matches a rule and
 	// that path does not match Allow. Listing a default pattern here
-	// removes it; "**/.env.example" lets that file be read.
+	// removes it; "**/.env.example" lets that file be read. Allow does not
+	// open git's metadata to the file tools' writes, which no rule governs
+	// (see GitRule).
 	Allow []string
 }
 
