@@ -337,6 +337,7 @@ func (d *DenyList) masks(ctx context.Context, root string, readOnly bool) ([]mas
 		return nil, nil
 	}
 	var out []mask
+	var links hardLinks
 	seen := map[string]bool{}
 	add := func(m mask) error {
 		if seen[m.path] {
@@ -369,6 +370,11 @@ func (d *DenyList) masks(ctx context.Context, root string, readOnly bool) ([]mas
 		if !denyRead && !readOnly {
 			_, denyWrite = d.first(d.write, rel)
 		}
+		if e.Type().IsRegular() {
+			links.file(p, rel, e, denyRead)
+		} else if denyRead && e.IsDir() {
+			links.deniedDir(ctx, p)
+		}
 		if !denyRead && !denyWrite {
 			return nil
 		}
@@ -392,7 +398,89 @@ func (d *DenyList) masks(ctx context.Context, root string, readOnly bool) ([]mas
 		}
 		return nil
 	})
+	if err == nil {
+		err = links.masks(d, root, readOnly, add)
+	}
 	// Mount order: a directory before what is inside it.
 	slices.SortStableFunc(out, func(a, b mask) int { return strings.Compare(a.path, b.path) })
 	return out, err
+}
+
+// hardLinks finds, during the walk of masks, the other names (hard links)
+// of denied files, which a command could otherwise read (DESIGN §7.4: a
+// file is denied by identity). Only files with more than one link are
+// looked at; each costs an lstat.
+type hardLinks struct {
+	denied map[fileID]bool // denied files, read
+	git    map[fileID]bool // files of git's metadata
+	linked []linkedPath    // the other files with several links
+}
+
+type linkedPath struct {
+	path string
+	id   fileID
+}
+
+func (h *hardLinks) file(p, rel string, e fs.DirEntry, denied bool) {
+	id, ok := linkedID(e)
+	if !ok {
+		return
+	}
+	switch {
+	case denied:
+		h.mark(&h.denied, id)
+	case isGitPath(rel):
+		h.mark(&h.git, id)
+	default:
+		h.linked = append(h.linked, linkedPath{path: p, id: id})
+	}
+}
+
+// deniedDir marks the files under the denied directory p, which the walk
+// does not enter.
+func (h *hardLinks) deniedDir(ctx context.Context, p string) {
+	_ = filepath.WalkDir(p, func(q string, e fs.DirEntry, err error) error {
+		if err != nil || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		if id, ok := linkedID(e); ok {
+			h.mark(&h.denied, id)
+		}
+		return nil
+	})
+}
+
+func (h *hardLinks) mark(m *map[fileID]bool, id fileID) {
+	if *m == nil {
+		*m = map[fileID]bool{}
+	}
+	(*m)[id] = true
+}
+
+// masks adds a mask for each other name of a denied file, also of one in
+// the secret places of the home directory, and, unless readOnly, a
+// read-only bind for each other name of a file of git's metadata.
+func (h *hardLinks) masks(d *DenyList, root string, readOnly bool, add func(mask) error) error {
+	if len(h.linked) == 0 {
+		return nil
+	}
+	for id := range homeSecrets(d, root) {
+		h.mark(&h.denied, id)
+	}
+	for _, l := range h.linked {
+		var err error
+		switch {
+		case h.denied[l.id]:
+			err = add(mask{path: l.path})
+		case h.git[l.id] && !readOnly:
+			err = add(mask{path: l.path, writeOnly: true})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -56,6 +56,12 @@ func gitElement(rel string) (string, bool) {
 	return "", false
 }
 
+// isGitPath reports whether an element of rel is named .git.
+func isGitPath(rel string) bool {
+	_, ok := gitElement(rel)
+	return ok
+}
+
 // checkGitName refuses writing rel when an element of it is named .git.
 func checkGitName(name, rel string) error {
 	if m, ok := gitElement(rel); ok {

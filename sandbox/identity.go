@@ -141,44 +141,55 @@ func (w *Workspace) scanIdentities() (map[fileID]deniedFile, error) {
 	return set, nil
 }
 
-// scanHome adds the secret places of the home directory: its entries the
-// deny list denies reading, when on the workspace's device.
+// scanHome adds the secret places of the home directory.
 func (w *Workspace) scanHome(set map[fileID]deniedFile) {
-	home, err := os.UserHomeDir()
-	if err != nil || w.deny.Empty() {
-		return
+	for id, df := range homeSecrets(w.deny, w.dirs[0]) {
+		set[id] = df
 	}
-	var hs, ws unix.Stat_t
-	if unix.Stat(home, &hs) != nil || unix.Stat(w.dirs[0], &ws) != nil || hs.Dev != ws.Dev {
-		return
+}
+
+// homeSecrets returns the files with more than one link of the home
+// directory's entries that d denies reading (~/.ssh, ~/.aws, ~/.netrc, …),
+// when the home directory is on the device of dir: a hard link to them
+// can only be made there.
+func homeSecrets(d *DenyList, dir string) map[fileID]deniedFile {
+	home, err := os.UserHomeDir()
+	if err != nil || d.Empty() {
+		return nil
+	}
+	var hs, ds unix.Stat_t
+	if unix.Stat(home, &hs) != nil || unix.Stat(dir, &ds) != nil || hs.Dev != ds.Dev {
+		return nil
 	}
 	entries, err := os.ReadDir(home)
 	if err != nil {
-		return
+		return nil
 	}
+	set := map[fileID]deniedFile{}
 	for _, e := range entries {
-		r, ok := w.deny.first(w.deny.read, e.Name())
+		r, ok := d.first(d.read, e.Name())
 		if !ok {
 			continue
 		}
 		n := 0
-		_ = filepath.WalkDir(filepath.Join(home, e.Name()), func(p string, d fs.DirEntry, err error) error {
+		_ = filepath.WalkDir(filepath.Join(home, e.Name()), func(p string, de fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
 			if n++; n > maxHomeSecretFiles {
 				return fs.SkipAll
 			}
-			if !d.Type().IsRegular() {
+			if !de.Type().IsRegular() {
 				return nil
 			}
-			if id, ok := linkedID(d); ok {
+			if id, ok := linkedID(de); ok {
 				rel, _ := filepath.Rel(home, p)
 				set[id] = deniedFile{name: path.Join("~", filepath.ToSlash(rel)), rule: r.pattern}
 			}
 			return nil
 		})
 	}
+	return set
 }
 
 // linkedID returns the identity of the file e when it has more than one
