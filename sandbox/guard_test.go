@@ -178,6 +178,8 @@ func TestLinkSwapRaceNeverWins(t *testing.T) {
 		".env":         "SECRET=hunter2\n",
 		"harmless":     "harmless\n",
 		"plain/config": "plain\n",
+		"file":         "->harmless",
+		"dir":          "->plain",
 	})
 	ws, err := sandbox.Open(dir)
 	if err != nil {
