@@ -287,16 +287,18 @@ type DeniedError struct {
 	// SameFile reports Path is another name (a hard link) for the denied
 	// file Match: a file is denied by identity, whatever its name. Match
 	// is then relative to the workspace, or under the home directory
-	// ("~/.ssh/id_ed25519").
+	// ("~/.ssh/id_ed25519"), and not shown in the message.
 	SameFile bool
 }
 
 func (e *DeniedError) Error() string {
 	if e.SameFile {
+		// The denied file's own name is not shown: denied names are not
+		// listed.
 		if e.WriteOnly {
-			return fmt.Sprintf("%q may not be written: it is another name (a hard link) for %q, which is on the sandbox's deny list (rule %q), since what is written there runs outside the sandbox; it can still be read. Leave it unchanged, or ask the user to change it", e.Path, e.Match, e.Rule)
+			return fmt.Sprintf("%q may not be written: it is another name (a hard link) for a file of git's metadata (rule %q), and what is written there runs outside the sandbox; it can still be read. Leave it unchanged, or ask the user to change it", e.Path, e.Rule)
 		}
-		return fmt.Sprintf("%q is another name (a hard link) for %q, which is on the sandbox's deny list (rule %q): it may hold secrets, so it is neither read nor written under any name. Work without it, or ask the user for what you need from it", e.Path, e.Match, e.Rule)
+		return fmt.Sprintf("%q is another name (a hard link) for a file on the sandbox's deny list (rule %q): it may hold secrets, so it is neither read nor written under any name. Work without it, or ask the user for what you need from it", e.Path, e.Rule)
 	}
 	where := ""
 	if e.Match != "" && e.Match != strings.TrimPrefix(path.Clean(filepath.ToSlash(e.Path)), "./") {

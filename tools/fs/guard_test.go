@@ -27,6 +27,8 @@ func TestHardLinkToEnvIsRefusedByEveryTool(t *testing.T) {
 	}
 	if out, err := call(t, fs.ReadFile(ws), args{"path": "notes.txt"}); !errors.Is(err, sandbox.ErrDenied) {
 		t.Errorf("read_file notes.txt = %q, %v; want refused", out, err)
+	} else if strings.Contains(err.Error(), `".env"`) {
+		t.Errorf("read_file notes.txt names the denied file: %v", err)
 	}
 	if out, err := call(t, fs.EditFile(ws), args{"path": "notes.txt", "old_string": "API", "new_string": "X"}); !errors.Is(err, sandbox.ErrDenied) {
 		t.Errorf("edit_file notes.txt = %q, %v; want refused", out, err)
