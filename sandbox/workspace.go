@@ -83,9 +83,11 @@ func (w *Workspace) Deny() *DenyList { return w.deny }
 // Check returns the error the workspace's methods give for name, before
 // opening it, when reading it (write false) or writing it is refused: an
 // *EscapeError when it leads outside the workspace by its text, or a
-// *DeniedError when the deny list covers it or the path its links lead
-// to. Programs that read the workspace without its methods (ripgrep) use
-// it to leave denied files out.
+// *DeniedError when the deny list covers it, the path its links lead to
+// or the file it is (another name for a denied file), or, for writing,
+// when it is in git's metadata by its name. Programs that read the
+// workspace without its methods (ripgrep) use it to leave denied files
+// out; the methods themselves decide again on the file they open.
 func (w *Workspace) Check(name string, write bool) error {
 	rel, err := w.Rel(name)
 	if err != nil {
@@ -475,7 +477,7 @@ func (w *Workspace) mkdirAll(name, rel string, perm fs.FileMode) error {
 // FS returns the workspace as a file system (for io/fs functions and glob
 // libraries). Its paths are the relative slash paths of fs.ValidPath; it
 // refuses links out like the methods do, and opening what the deny list
-// denies reading.
+// denies reading; its listings and Stat leave denied names out.
 func (w *Workspace) FS() fs.FS {
 	return denyFS{w: w, fsys: w.root.FS()}
 }
