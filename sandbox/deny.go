@@ -48,7 +48,9 @@ type DenyRules struct {
 	// Allow are paths exempt from the rules, defaults included: a path is
 	// denied only when it (or a directory above it) matches a rule and
 	// that path does not match Allow. Listing a default pattern here
-	// removes it; "**/.env.example" lets that file be read.
+	// removes it; "**/.env.example" lets that file be read. Allow does not
+	// open git's metadata to the file tools' writes, which no rule governs
+	// (see GitRule).
 	Allow []string
 }
 
@@ -282,9 +284,22 @@ type DeniedError struct {
 	Rule string
 	// WriteOnly reports the rule denies writing only; reading is allowed.
 	WriteOnly bool
+	// SameFile reports Path is another name (a hard link) for the denied
+	// file Match: a file is denied by identity, whatever its name. Match
+	// is then relative to the workspace, or under the home directory
+	// ("~/.ssh/id_ed25519"), and not shown in the message.
+	SameFile bool
 }
 
 func (e *DeniedError) Error() string {
+	if e.SameFile {
+		// The denied file's own name is not shown: denied names are not
+		// listed.
+		if e.WriteOnly {
+			return fmt.Sprintf("%q may not be written: it is another name (a hard link) for a file of git's metadata (rule %q), and what is written there runs outside the sandbox; it can still be read. Leave it unchanged, or ask the user to change it", e.Path, e.Rule)
+		}
+		return fmt.Sprintf("%q is another name (a hard link) for a file on the sandbox's deny list (rule %q): it may hold secrets, so it is neither read nor written under any name. Work without it, or ask the user for what you need from it", e.Path, e.Rule)
+	}
 	where := ""
 	if e.Match != "" && e.Match != strings.TrimPrefix(path.Clean(filepath.ToSlash(e.Path)), "./") {
 		where = fmt.Sprintf(", which matches %q", e.Match)
@@ -324,6 +339,7 @@ func (d *DenyList) masks(ctx context.Context, root string, readOnly bool) ([]mas
 		return nil, nil
 	}
 	var out []mask
+	var links hardLinks
 	seen := map[string]bool{}
 	add := func(m mask) error {
 		if seen[m.path] {
@@ -356,6 +372,11 @@ func (d *DenyList) masks(ctx context.Context, root string, readOnly bool) ([]mas
 		if !denyRead && !readOnly {
 			_, denyWrite = d.first(d.write, rel)
 		}
+		if e.Type().IsRegular() {
+			links.file(p, rel, e, denyRead)
+		} else if denyRead && e.IsDir() {
+			links.deniedDir(ctx, p)
+		}
 		if !denyRead && !denyWrite {
 			return nil
 		}
@@ -379,7 +400,89 @@ func (d *DenyList) masks(ctx context.Context, root string, readOnly bool) ([]mas
 		}
 		return nil
 	})
+	if err == nil {
+		err = links.masks(d, root, readOnly, add)
+	}
 	// Mount order: a directory before what is inside it.
 	slices.SortStableFunc(out, func(a, b mask) int { return strings.Compare(a.path, b.path) })
 	return out, err
+}
+
+// hardLinks finds, during the walk of masks, the other names (hard links)
+// of denied files, which a command could otherwise read (DESIGN §7.4: a
+// file is denied by identity). Only files with more than one link are
+// looked at; each costs an lstat.
+type hardLinks struct {
+	denied map[fileID]bool // denied files, read
+	git    map[fileID]bool // files of git's metadata
+	linked []linkedPath    // the other files with several links
+}
+
+type linkedPath struct {
+	path string
+	id   fileID
+}
+
+func (h *hardLinks) file(p, rel string, e fs.DirEntry, denied bool) {
+	id, ok := linkedID(e)
+	if !ok {
+		return
+	}
+	switch {
+	case denied:
+		h.mark(&h.denied, id)
+	case isGitPath(rel):
+		h.mark(&h.git, id)
+	default:
+		h.linked = append(h.linked, linkedPath{path: p, id: id})
+	}
+}
+
+// deniedDir marks the files under the denied directory p, which the walk
+// does not enter.
+func (h *hardLinks) deniedDir(ctx context.Context, p string) {
+	_ = filepath.WalkDir(p, func(q string, e fs.DirEntry, err error) error {
+		if err != nil || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		if id, ok := linkedID(e); ok {
+			h.mark(&h.denied, id)
+		}
+		return nil
+	})
+}
+
+func (h *hardLinks) mark(m *map[fileID]bool, id fileID) {
+	if *m == nil {
+		*m = map[fileID]bool{}
+	}
+	(*m)[id] = true
+}
+
+// masks adds a mask for each other name of a denied file, also of one in
+// the secret places of the home directory, and, unless readOnly, a
+// read-only bind for each other name of a file of git's metadata.
+func (h *hardLinks) masks(d *DenyList, root string, readOnly bool, add func(mask) error) error {
+	if len(h.linked) == 0 {
+		return nil
+	}
+	for id := range homeSecrets(d, root) {
+		h.mark(&h.denied, id)
+	}
+	for _, l := range h.linked {
+		var err error
+		switch {
+		case h.denied[l.id]:
+			err = add(mask{path: l.path})
+		case h.git[l.id] && !readOnly:
+			err = add(mask{path: l.path, writeOnly: true})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

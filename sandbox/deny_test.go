@@ -219,9 +219,9 @@ func TestWorkspaceRefusesDeniedPaths(t *testing.T) {
 	if _, err := ws.Stat(".env"); err != nil {
 		t.Errorf("Stat .env: %v", err)
 	}
-	if err := ws.WriteFile(".git/HEAD", []byte("ref: refs/heads/x\n"), 0o644); err != nil {
-		t.Errorf("WriteFile .git/HEAD: %v", err)
-	}
+	// Nothing in .git is written, whether a rule names it or not.
+	err = ws.WriteFile(".git/HEAD", []byte("ref: refs/heads/x\n"), 0o644)
+	denied("WriteFile .git/HEAD", err, GitRule)
 
 	// Walks leave denied paths out.
 	var walked []string
@@ -240,7 +240,7 @@ func TestWorkspaceRefusesDeniedPaths(t *testing.T) {
 		t.Errorf("walk %v", walked)
 	}
 
-	// The file system refuses opening, not listing the names.
+	// The file system refuses opening.
 	fsys := ws.FS()
 	if _, err := fs.ReadFile(fsys, ".env"); !errors.Is(err, ErrDenied) {
 		t.Errorf("FS ReadFile .env: %v", err)
@@ -248,8 +248,14 @@ func TestWorkspaceRefusesDeniedPaths(t *testing.T) {
 	if _, err := fs.ReadDir(fsys, ".ssh"); !errors.Is(err, ErrDenied) {
 		t.Errorf("FS ReadDir .ssh: %v", err)
 	}
-	if matches, err := doublestar.Glob(fsys, "**/*.pem"); err != nil || !slices.Equal(matches, []string{"sub/server.pem"}) {
-		t.Errorf("glob of the names: %v, %v", matches, err)
+	// Nor are the denied names listed, by a pattern or by name.
+	for _, pattern := range []string{"**/*.pem", "sub/server.pem", "*", ".ssh/*", "env-link"} {
+		matches, err := doublestar.Glob(fsys, pattern)
+		if err != nil || slices.ContainsFunc(matches, func(m string) bool {
+			return strings.HasSuffix(m, ".pem") || strings.HasPrefix(m, ".ssh") || strings.HasPrefix(m, ".env") || m == "env-link"
+		}) {
+			t.Errorf("glob %q lists denied names: %v, %v", pattern, matches, err)
+		}
 	}
 	if _, err := fs.ReadFile(fsys, "README"); err != nil {
 		t.Errorf("FS ReadFile README: %v", err)

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -9,8 +10,10 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Workspace is a directory that file tools may use and may not leave. Every
@@ -25,15 +28,22 @@ import (
 //
 // A workspace has a deny list (DenyRules): its methods refuse to read
 // what it denies reading, or write what it denies writing, with a
-// *DeniedError, also when a link leads there; walks leave denied paths
+// *DeniedError, also when a link leads there or the file is another name
+// (a hard link) for a denied one; walks and listings leave denied names
 // out. Stat, Lstat and Readlink are not refused: a denied path may be
-// seen, not opened.
+// seen when named, not opened. Whatever the deny list says, git's
+// metadata is never written (gitguard.go).
+//
+// Every method decides on the file it opened (open.go), not on a path
+// checked before, so a link swapped between a check and a use gains
+// nothing.
 type Workspace struct {
 	root *os.Root
 	// dirs are the absolute forms of the root accepted in absolute paths:
 	// as given and with links resolved.
 	dirs []string
 	deny *DenyList
+	ids  identities
 }
 
 // Open returns the workspace rooted at dir, which must be a directory,
@@ -73,9 +83,11 @@ func (w *Workspace) Deny() *DenyList { return w.deny }
 // Check returns the error the workspace's methods give for name, before
 // opening it, when reading it (write false) or writing it is refused: an
 // *EscapeError when it leads outside the workspace by its text, or a
-// *DeniedError when the deny list covers it or the path its links lead
-// to. Programs that read the workspace without its methods (ripgrep) use
-// it to leave denied files out.
+// *DeniedError when the deny list covers it, the path its links lead to
+// or the file it is (another name for a denied file), or, for writing,
+// when it is in git's metadata by its name. Programs that read the
+// workspace without its methods (ripgrep) use it to leave denied files
+// out; the methods themselves decide again on the file they open.
 func (w *Workspace) Check(name string, write bool) error {
 	rel, err := w.Rel(name)
 	if err != nil {
@@ -85,13 +97,38 @@ func (w *Workspace) Check(name string, write bool) error {
 }
 
 func (w *Workspace) check(name, rel string, write bool) error {
+	real := w.resolve(rel)
+	if err := w.checkNames(name, rel, real, write); err != nil {
+		return err
+	}
+	if write {
+		if err := checkGitName(name, rel); err != nil {
+			return err
+		}
+		if err := checkGitName(name, real); err != nil {
+			return err
+		}
+	}
+	// Another name for a denied file: only a file with several links can
+	// be one.
+	if fi, err := w.root.Stat(real); err == nil && fi.Mode().IsRegular() {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			return w.checkIdentity(name, fileID{dev: uint64(st.Dev), ino: st.Ino}, write)
+		}
+	}
+	return nil
+}
+
+// checkNames applies the deny list to rel and to real, rel with its links
+// resolved.
+func (w *Workspace) checkNames(name, rel, real string, write bool) error {
 	if w.deny.Empty() {
 		return nil
 	}
 	if err := w.deny.Check(name, rel, write); err != nil {
 		return err
 	}
-	if real := w.resolve(rel); real != rel {
+	if real != rel {
 		return w.deny.Check(name, real, write)
 	}
 	return nil
@@ -194,56 +231,28 @@ func (w *Workspace) Open(name string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return w.openRead(name, rel)
+	f, _, err := w.openRead(name, rel)
+	return f, err
 }
 
-// openRead opens rel for reading. The deny list is checked against rel,
-// then against the path of the file opened, as the kernel names it, so a
-// link to a denied file is refused whatever the link was a moment before.
-func (w *Workspace) openRead(name, rel string) (*os.File, error) {
-	if w.deny.Empty() {
-		f, err := w.root.Open(rel)
-		return f, mapErr(name, err)
-	}
+// openRead opens rel for reading and returns it with its real path
+// relative to the root. The deny list is checked against rel, then
+// against the file opened: its real path as the kernel names it, its type
+// and its identity, so neither a link (whatever it was a moment before)
+// nor a hard link leads to a denied file.
+func (w *Workspace) openRead(name, rel string) (*os.File, string, error) {
 	if err := w.deny.Check(name, rel, false); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	f, err := w.root.Open(rel)
+	f, real, err := w.openNoFollow(name, rel, unix.O_RDONLY, 0, nil)
 	if err != nil {
-		return nil, mapErr(name, err)
+		return nil, "", mapErr(name, err)
 	}
-	real, ok := w.opened(f)
-	if !ok {
-		real = w.resolve(rel)
+	if err := w.vet(name, rel, real, f, false); err != nil {
+		f.Close()
+		return nil, "", err
 	}
-	if real != rel {
-		if err := w.deny.Check(name, real, false); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
-	return f, nil
-}
-
-// opened returns the path of the open file f relative to the workspace
-// root, as /proc/self/fd tells it; false when it cannot tell.
-func (w *Workspace) opened(f *os.File) (string, bool) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return "", false
-	}
-	var p string
-	var rerr error
-	if err := rc.Control(func(fd uintptr) {
-		p, rerr = os.Readlink("/proc/self/fd/" + strconv.FormatUint(uint64(fd), 10))
-	}); err != nil || rerr != nil || !filepath.IsAbs(p) {
-		return "", false
-	}
-	rel, ok := w.under(p)
-	if !ok {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
+	return f, real, nil
 }
 
 // readAll reads f to its end and closes it.
@@ -301,19 +310,44 @@ func (w *Workspace) Readlink(name string) (string, error) {
 	return s, mapErr(name, err)
 }
 
-// ReadDir returns the entries of the named directory sorted by name.
+// ReadDir returns the entries of the named directory sorted by name,
+// without those the deny list denies reading: denied names are not listed,
+// nor links leading to a denied path.
 func (w *Workspace) ReadDir(name string) ([]fs.DirEntry, error) {
-	f, err := w.Open(name)
+	rel, err := w.Rel(name)
+	if err != nil {
+		return nil, err
+	}
+	return w.readDir(name, rel)
+}
+
+func (w *Workspace) readDir(name, rel string) ([]fs.DirEntry, error) {
+	f, real, err := w.openRead(name, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	entries, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, err
-	}
+	entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return w.unlisted(rel, real, e) })
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return entries, nil
+	return entries, err
+}
+
+// unlisted reports whether the entry e of the directory rel, at real,
+// is left out of listings: its name is denied, or it is a link to a
+// denied path.
+func (w *Workspace) unlisted(rel, real string, e fs.DirEntry) bool {
+	if w.deny.Empty() {
+		return false
+	}
+	p := path.Join(rel, e.Name())
+	if w.deny.deniesRead(p) || (real != rel && w.deny.deniesRead(path.Join(real, e.Name()))) {
+		return true
+	}
+	if e.Type()&fs.ModeSymlink != 0 {
+		return w.checkNames(p, p, w.resolve(p), false) != nil
+	}
+	return false
 }
 
 // ReadFile returns the named file's contents.
@@ -322,11 +356,7 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w.deny.Empty() {
-		b, err := w.root.ReadFile(rel)
-		return b, mapErr(name, err)
-	}
-	f, err := w.openRead(name, rel)
+	f, _, err := w.openRead(name, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +366,9 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 
 // WriteFile writes data to the named file, creating it with perm (before
 // umask) and its missing parent directories, or truncating it. A link
-// inside the workspace is written through.
+// inside the workspace is written through; what is written is decided on
+// where the file really is, once its directory is open, and on the file
+// opened (its type and identity) before anything in it changes.
 func (w *Workspace) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	rel, err := w.Rel(name)
 	if err != nil {
@@ -346,11 +378,41 @@ func (w *Workspace) WriteFile(name string, data []byte, perm fs.FileMode) error 
 		return err
 	}
 	if dir := path.Dir(rel); dir != "." {
-		if err := w.root.MkdirAll(dir, 0o755); err != nil {
-			return mapErr(name, err)
+		if err := w.mkdirAll(name, dir, 0o755); err != nil {
+			return err
 		}
 	}
-	return mapErr(name, w.root.WriteFile(rel, data, perm))
+	f, real, err := w.openNoFollow(name, rel, unix.O_WRONLY|unix.O_CREAT, perm, func(d *os.File, real string) error {
+		return w.writable(name, d, real)
+	})
+	if err != nil {
+		return mapErr(name, err)
+	}
+	if err := w.vet(name, rel, real, f, true); err != nil {
+		f.Close()
+		return err
+	}
+	err = f.Truncate(0)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writable refuses creating or writing real, a path relative to the root
+// whose directory d is open: the deny list, a .git element, a repository
+// it is in or would make.
+func (w *Workspace) writable(name string, d *os.File, real string) error {
+	if err := w.deny.Check(name, real, true); err != nil {
+		return err
+	}
+	if err := checkGitName(name, real); err != nil {
+		return err
+	}
+	return checkGitDir(name, d, path.Dir(real), path.Base(real))
 }
 
 // MkdirAll creates the named directory and its missing parents.
@@ -362,21 +424,66 @@ func (w *Workspace) MkdirAll(name string, perm fs.FileMode) error {
 	if err := w.check(name, rel, true); err != nil {
 		return err
 	}
-	return mapErr(name, w.root.MkdirAll(rel, perm))
+	if rel == "." {
+		return nil
+	}
+	return w.mkdirAll(name, rel, perm)
+}
+
+// mkdirAll creates the directory rel and its missing parents, one at a
+// time: each in its parent opened and checked where it really is.
+func (w *Workspace) mkdirAll(name, rel string, perm fs.FileMode) error {
+	cur := "."
+	for elem := range strings.SplitSeq(rel, "/") {
+		next := path.Join(cur, elem)
+		for try := 0; ; try++ {
+			d, real, err := w.openDir(name, next)
+			if err == nil {
+				fi, serr := d.Stat()
+				d.Close()
+				if serr == nil && !fi.IsDir() {
+					return &fs.PathError{Op: "mkdir", Path: name, Err: syscall.ENOTDIR}
+				}
+				cur = real
+				break
+			}
+			if !errors.Is(err, fs.ErrNotExist) || try == 2 {
+				return err
+			}
+			pd, preal, err := w.openDir(name, cur)
+			if err != nil {
+				return err
+			}
+			err = w.writable(name, pd, path.Join(preal, elem))
+			if err == nil {
+				err = withFd(pd, func(fd int) error {
+					return ignoringEINTR(func() error { return unix.Mkdirat(fd, elem, uint32(perm.Perm())) })
+				})
+				if errors.Is(err, unix.EEXIST) {
+					err = nil // made meanwhile: open it again
+				} else if err != nil {
+					err = &fs.PathError{Op: "mkdir", Path: name, Err: err}
+				}
+			}
+			pd.Close()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // FS returns the workspace as a file system (for io/fs functions and glob
 // libraries). Its paths are the relative slash paths of fs.ValidPath; it
 // refuses links out like the methods do, and opening what the deny list
-// denies reading.
+// denies reading; its listings and Stat leave denied names out.
 func (w *Workspace) FS() fs.FS {
-	if w.deny.Empty() {
-		return w.root.FS()
-	}
 	return denyFS{w: w, fsys: w.root.FS()}
 }
 
-// denyFS is os.Root's file system with the deny list checked on opening.
+// denyFS is os.Root's file system with the deny list checked on opening
+// and listing.
 type denyFS struct {
 	w    *Workspace
 	fsys fs.FS
@@ -386,7 +493,8 @@ func (d denyFS) open(op, name string) (*os.File, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
-	return d.w.openRead(name, name)
+	f, _, err := d.w.openRead(name, name)
+	return f, err
 }
 
 func (d denyFS) Open(name string) (fs.File, error) {
@@ -398,14 +506,10 @@ func (d denyFS) Open(name string) (fs.File, error) {
 }
 
 func (d denyFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	f, err := d.open("readdir", name)
-	if err != nil {
-		return nil, err
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
 	}
-	defer f.Close()
-	entries, err := f.ReadDir(-1)
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return entries, err
+	return d.w.readDir(name, name)
 }
 
 func (d denyFS) ReadFile(name string) ([]byte, error) {
@@ -416,8 +520,17 @@ func (d denyFS) ReadFile(name string) ([]byte, error) {
 	return readAll(f)
 }
 
-// Stat is not refused, as Workspace.Stat is not.
-func (d denyFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(d.fsys, name) }
+// Stat refuses a path whose name, or whose links, the deny list denies
+// reading, so that a glob naming it finds nothing: the names of denied
+// files are not listed, even when asked for by name.
+func (d denyFS) Stat(name string) (fs.FileInfo, error) {
+	if fs.ValidPath(name) && name != "." {
+		if err := d.w.checkNames(name, name, d.w.resolve(name), false); err != nil {
+			return nil, err
+		}
+	}
+	return fs.Stat(d.fsys, name)
+}
 
 // Walk calls fn for the named file or directory and everything under it,
 // in lexical order, as fs.WalkDir does: paths are relative to the workspace

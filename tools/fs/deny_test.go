@@ -54,14 +54,15 @@ func TestFileToolsRefuseDeniedPaths(t *testing.T) {
 		t.Errorf("a refused call changed the workspace:\n%v\n%v", before, after)
 	}
 
-	// Reading the rest, .git included, and listing the names works.
+	// Reading the rest, .git included, works.
 	if out, err := call(t, fs.ReadFile(ws), args{"path": "README"}); err != nil || !strings.Contains(out, "read me") {
 		t.Errorf("read_file README: %q, %v", out, err)
 	}
 	if out, err := call(t, fs.ReadFile(ws), args{"path": ".git/config"}); err != nil || !strings.Contains(out, "[core]") {
 		t.Errorf("read_file .git/config: %q, %v", out, err)
 	}
-	if out, err := call(t, fs.ListDir(ws), args{"path": "."}); err != nil || !strings.Contains(out, ".env") {
+	// Listing works, without the denied names (DESIGN §7.4).
+	if out, err := call(t, fs.ListDir(ws), args{"path": "."}); err != nil || !strings.Contains(out, "README") || strings.Contains(out, ".env") || strings.Contains(out, ".ssh") || strings.Contains(out, "env-link") {
 		t.Errorf("list_dir: %q, %v", out, err)
 	}
 }

@@ -73,8 +73,14 @@ func grep(ctx context.Context, ws *sandbox.Workspace, in grepInput, search searc
 	if err != nil {
 		return tool.Output{}, err
 	}
-	if _, err := ws.Stat(q.rel); err != nil {
+	fi, err := ws.Stat(q.rel)
+	if err != nil {
 		return tool.Output{}, explain(q.rel, err)
+	}
+	// A file named explicitly is held to the size cap too: ripgrep's
+	// --max-filesize skips only the files it finds itself.
+	if fi.Mode().IsRegular() && fi.Size() > maxGrepFileSize {
+		return tool.Output{}, &usageError{msg: fmt.Sprintf("%s is %d bytes; grep searches files of at most %d MB. Read it in ranges with read_file (offset, limit) instead", quote(q.rel), fi.Size(), maxGrepFileSize>>20)}
 	}
 	if err := ws.Check(q.rel, false); err != nil {
 		return tool.Output{}, err
@@ -154,6 +160,12 @@ func (c *collector) add(m match) {
 	if len(c.matches) >= 2*c.limit+64 {
 		c.trim()
 	}
+}
+
+// remove takes back the n matches added for the file at p.
+func (c *collector) remove(p string, n int) {
+	c.matches = slices.DeleteFunc(c.matches, func(m match) bool { return m.path == p })
+	c.total -= n
 }
 
 func (c *collector) trim() {

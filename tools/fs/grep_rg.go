@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -57,6 +58,35 @@ func throughLink(ws *sandbox.Workspace, rel string) bool {
 	return false
 }
 
+// maxRgMessage caps one message of ripgrep's JSON output that is decoded:
+// a matching line of up to about 256 KB. A file with a longer matching
+// line is searched again in Go (searchFile), in bounded memory.
+const maxRgMessage = 256 << 10
+
+// readCapped reads one line of br into buf, without its end, keeping at
+// most limit bytes: over reports the line was longer (and was read to its
+// end, the rest dropped).
+func readCapped(br *bufio.Reader, buf []byte, limit int) (line []byte, over bool, err error) {
+	total := 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		total += len(chunk)
+		if room := limit - len(buf); room > 0 {
+			buf = append(buf, chunk[:min(room, len(chunk))]...)
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == nil:
+			return bytes.TrimSuffix(buf, []byte("\n")), total-1 > limit, nil
+		case errors.Is(err, io.EOF) && total > 0:
+			return buf, total > limit, nil
+		default:
+			return buf, false, err
+		}
+	}
+}
+
 type rgFailed struct {
 	status int
 	stderr string
@@ -110,40 +140,67 @@ func runRipgrep(ctx context.Context, bin string, ws *sandbox.Workspace, q *query
 	if err := cmd.Start(); err != nil {
 		return &rgFailed{status: -1, stderr: err.Error()}
 	}
-	dec := json.NewDecoder(out)
+	// ripgrep's JSON holds a matching line whole, whatever its length
+	// (--max-columns does not apply to it), so its messages are read with a
+	// cap: a file with a longer one is searched in Go instead, which
+	// streams long lines.
+	br := bufio.NewReaderSize(out, 64<<10)
 	var decodeErr error
-	// checked is the last path given to ws.Check (once one was), denied
-	// its verdict.
-	var checked string
-	var once, denied bool
+	var redo []string
+	// cur is the file of the messages being read, n how many of its
+	// matches were added, skip whether it is left out (denied, or to be
+	// searched again in Go).
+	var cur string
+	var n int
+	var skip bool
+	var msg []byte
 	for {
-		var m rgMessage
-		if err := dec.Decode(&m); err != nil {
+		line, over, err := readCapped(br, msg[:0], maxRgMessage)
+		msg = line
+		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				decodeErr = fmt.Errorf("reading ripgrep output: %w", err)
 			}
 			break
 		}
-		if m.Type != "match" {
+		if over {
+			if !skip && cur != "" {
+				c.remove(cur, n)
+				redo = append(redo, cur)
+				skip = true
+			}
 			continue
 		}
-		p := strings.TrimPrefix(string(m.Data.Path.raw()), "./")
-		// ripgrep's glob follows gitignore rules; keep exactly what the Go
-		// search would take.
-		if q.glob != "" && !q.wants(p) {
-			continue
+		var m rgMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			decodeErr = fmt.Errorf("reading ripgrep output: %w", err)
+			break
 		}
-		// ripgrep reads the files itself: leave out what the workspace's
-		// deny list keeps from reading, as the Go search does. A file's
-		// matches come together, so it is checked once, not per match
-		// (Check looks at each element of the path for links).
-		if !once || p != checked {
-			checked, denied, once = p, ws.Check(p, false) != nil, true
+		switch m.Type {
+		case "begin":
+			cur, n = strings.TrimPrefix(string(m.Data.Path.raw()), "./"), 0
+			// ripgrep's glob follows gitignore rules; keep exactly what
+			// the Go search would take. ripgrep reads the files itself:
+			// leave out what the workspace's deny list keeps from reading
+			// (by name, link or identity), as the Go search does.
+			skip = (q.glob != "" && !q.wants(cur)) || ws.Check(cur, false) != nil
+		case "match":
+			if skip {
+				continue
+			}
+			n++
+			c.add(match{path: cur, line: m.Data.LineNumber, text: lineText(m.Data.Lines.raw())})
 		}
-		if denied {
-			continue
+	}
+	if decodeErr == nil && ctx.Err() == nil {
+		var buf []byte
+		var found []match
+		for _, p := range redo {
+			buf, found = searchFile(ws, p, q, buf, found[:0])
+			for _, m := range found {
+				c.add(m)
+			}
 		}
-		c.add(match{path: p, line: m.Data.LineNumber, text: lineText(m.Data.Lines.raw())})
 	}
 	// Drain so that ripgrep is not blocked writing when we stopped early.
 	_, _ = io.Copy(io.Discard, out)
