@@ -22,9 +22,11 @@ var errStalled = errors.New("server: the client stopped reading while its queue 
 // never grows past either:
 //
 //   - a notification is dropped (and counted) when the queue is filled up to
-//     its reserve (in messages or bytes); the client is told how many it
-//     lost by a warning notification once there is room again;
-//   - a request that arrives while the queue is filled up to its reserve is
+//     its reserve (in messages or bytes; one larger than that goes alone
+//     into an empty queue); the client is told how many it lost by a
+//     warning notification once there is room again;
+//   - a request that arrives while the queue is filled up to its reserve,
+//     or has refused a notification since the client last read, is
 //     answered "overloaded, retry" (CodeOverloaded) from the reserve,
 //     without running;
 //   - a response waits for room when it does not fit, which stops the
@@ -33,7 +35,7 @@ var errStalled = errors.New("server: the client stopped reading while its queue 
 //     goes alone;
 //   - a client that reads nothing for the stall timeout while a response
 //     waits or notifications are dropped has stopped reading past the
-//     bound: the box stalls (onStall) and the connection is closed.
+//     bound: the box stalls (stalled is closed) and the connection ends.
 //
 // Turns publish to it without ever blocking.
 type outbox struct {
@@ -50,11 +52,15 @@ type outbox struct {
 	stallAfter time.Duration
 	progress   time.Time
 	stalled    chan struct{} // closed once the client stalled
-	gap        int64         // notifications dropped since the last warning
-	dropped    int64         // notifications dropped in all
-	closed     bool
-	wake       chan struct{} // the writer: a message is queued or the box closed
-	room       chan struct{} // blocked responders: the writer took a message
+	// refused is set when a notification was dropped, until the writer
+	// takes a message: the queue is full for the notifications it gets,
+	// whatever their size.
+	refused bool
+	gap     int64 // notifications dropped since the last warning
+	dropped int64 // notifications dropped in all
+	closed  bool
+	wake    chan struct{} // the writer: a message is queued or the box closed
+	room    chan struct{} // blocked responders: the writer took a message
 }
 
 func newOutbox(size, reserve, maxBytes int, stallAfter time.Duration) *outbox {
@@ -73,11 +79,12 @@ func signal(c chan struct{}) {
 
 // overloaded reports whether the queue is filled up to its reserve: there
 // is no room left for a notification and the warning that may have to
-// precede it, or its bytes have reached the reserve's.
+// precede it, its bytes have reached the reserve's, or it refused a
+// notification since the client last read.
 func (o *outbox) overloaded() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.size-o.reserve-len(o.q) < 2 || o.bytes >= o.maxBytes-o.reserveBytes
+	return o.size-o.reserve-len(o.q) < 2 || o.bytes >= o.maxBytes-o.reserveBytes || (o.refused && len(o.q) > 0)
 }
 
 // push appends msg; o.mu is held.
@@ -128,9 +135,13 @@ func (o *outbox) notify(method string, params any) {
 	if warning != nil {
 		need = 2
 	}
-	if o.size-o.reserve-len(o.q) < need || o.maxBytes-o.reserveBytes-o.bytes < needBytes {
+	// One larger than the bytes left to notifications goes alone, as a
+	// response does: a reading client must get it.
+	tooBig := o.maxBytes-o.reserveBytes-o.bytes < needBytes && len(o.q) > 0
+	if o.size-o.reserve-len(o.q) < need || tooBig {
 		o.gap++
 		o.dropped++
+		o.refused = true
 		if len(o.q) > 0 {
 			o.checkStall(now)
 		}
@@ -211,6 +222,7 @@ func (o *outbox) next(ctx context.Context) (msg []byte, ok bool) {
 			o.q = o.q[1:]
 			o.bytes -= len(msg)
 			o.progress = time.Now()
+			o.refused = false
 			o.mu.Unlock()
 			signal(o.room)
 			return msg, true
