@@ -355,4 +355,9 @@ func TestServerBoundsANonReadingClient(t *testing.T) {
 	stop()
 	sent.Wait()
 	t.Logf("server RSS: idle %d MB, peak %d MB above idle over %v of a client that reads nothing (%d connections)", idle>>20, peak>>20, soak, dials)
+	// Past the stall timeout (30 s) with the queue full, the server
+	// disconnects the client, which came back.
+	if soak > 45*time.Second && dials < 2 {
+		t.Errorf("a client that read nothing for %v was never disconnected", soak)
+	}
 }
