@@ -100,6 +100,22 @@ func clip(s string) string {
 	return s[:max] + "…"
 }
 
+// CheckAllowed checks the allowed hosts and origins as New does, so that a
+// command can refuse a mistaken flag before it starts anything.
+func CheckAllowed(hosts, origins []string) error {
+	for _, h := range hosts {
+		if err := checkAllowedHost(h); err != nil {
+			return err
+		}
+	}
+	for _, o := range origins {
+		if err := checkAllowedOrigin(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkAllowedHost checks an allowed host as given: a name or address,
 // with an optional port, not a URL.
 func checkAllowedHost(h string) error {

@@ -100,15 +100,8 @@ func New(c Config) (*Server, error) {
 	if c.StallTimeout <= 0 {
 		c.StallTimeout = DefaultStallTimeout
 	}
-	for _, h := range c.AllowedHosts {
-		if err := checkAllowedHost(h); err != nil {
-			return nil, err
-		}
-	}
-	for _, o := range c.AllowedOrigins {
-		if err := checkAllowedOrigin(o); err != nil {
-			return nil, err
-		}
+	if err := CheckAllowed(c.AllowedHosts, c.AllowedOrigins); err != nil {
+		return nil, err
 	}
 	return &Server{c: c}, nil
 }

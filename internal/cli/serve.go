@@ -65,6 +65,9 @@ func newServeCmd() *cobra.Command {
 				if err := server.CheckListen(f.listen, f.token); err != nil {
 					return usageError(err)
 				}
+				if err := server.CheckAllowed(f.allowedHosts, f.allowedOrigins); err != nil {
+					return usageError(err)
+				}
 			}
 			if _, err := tool.ParsePolicy(f.approval); err != nil {
 				return usageError(fmt.Errorf("--approval: %w", err))
