@@ -93,11 +93,11 @@ func splitHostPort(hostport string) (name, port string) {
 
 // clip shortens what a client sent to quote it back in an error.
 func clip(s string) string {
-	const max = 200
-	if len(s) <= max {
+	const limit = 200
+	if len(s) <= limit {
 		return s
 	}
-	return s[:max] + "…"
+	return s[:limit] + "…"
 }
 
 // CheckAllowed checks the allowed hosts and origins as New does, so that a
