@@ -21,7 +21,7 @@ func TestThreadCompactRunsACompactionTurn(t *testing.T) {
 	c := stdioClient(t, b.server(t, server.Config{}))
 	c.initialize()
 	var th server.ThreadResult
-	c.call(server.MethodThreadStart, server.ThreadStartParams{Model: "scripted:compact"}, &th)
+	c.call(server.MethodThreadStart, server.ThreadStartParams{Model: "script:compact"}, &th)
 	var started server.TurnStartResult
 	c.call(server.MethodTurnStart, server.TurnStartParams{ThreadID: th.Thread.ID, Input: text("which port?")}, &started)
 	var done server.TurnNotification

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,7 @@ func (s *Server) ServeConn(ctx context.Context, t Transport) error {
 
 func (s *Server) newConn(t Transport) *conn {
 	return &conn{
-		s: s, t: t, out: newOutbox(s.c.QueueSize, s.c.Reserve), subs: make(map[string]*watched),
+		s: s, t: t, out: newOutbox(s.c.QueueSize, s.c.Reserve, s.c.QueueBytes, s.c.StallTimeout), subs: make(map[string]*watched),
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), pumped: make(chan struct{}),
 	}
 }
@@ -54,6 +55,20 @@ func (c *conn) serve(ctx context.Context) error {
 		defer close(c.pumped)
 		c.pump(c.stop)
 	}()
+	// A client that stopped reading past the queue's bound is told why,
+	// if it still can be, and disconnected; this goroutine ends with the
+	// connection's context either way.
+	var watcher sync.WaitGroup
+	watcher.Add(1)
+	go func() {
+		defer watcher.Done()
+		select {
+		case <-c.out.stalled:
+			closeStalled(t, c.s.c.QueueBytes, c.s.c.StallTimeout)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	// A transport whose Read ignores ctx (a pipe, stdin) is unblocked by
 	// closing it.
 	stop := context.AfterFunc(ctx, func() { t.Close() })
@@ -66,10 +81,19 @@ func (c *conn) serve(ctx context.Context) error {
 		if err != nil {
 			break
 		}
-		c.handle(ctx, data)
+		if err = c.handle(ctx, data); err != nil {
+			break
+		}
 	}
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
 		err = nil
+	}
+	stalled := false
+	select {
+	case <-c.out.stalled:
+		stalled = true
+		err = fmt.Errorf("%w (queue bound %d bytes, %v without reading); disconnected it", errStalled, c.s.c.QueueBytes, c.s.c.StallTimeout)
+	default:
 	}
 
 	c.unwatchAll()
@@ -79,72 +103,92 @@ func (c *conn) serve(ctx context.Context) error {
 		writer.Wait()
 		close(flushed)
 	}()
+	wait := flushTimeout
+	if stalled {
+		wait = 0 // the client reads nothing: there is nothing to flush to
+	}
 	select {
 	case <-flushed:
-	case <-time.After(flushTimeout):
+	case <-time.After(wait):
 		cancel()
 		t.Close()
 		<-flushed
 	}
+	cancel()
+	watcher.Wait()
 	t.Close()
 	return err
 }
 
-// handle answers one message. Requests run one at a time, in order.
-func (c *conn) handle(ctx context.Context, data []byte) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
+// reasonCloser is a transport that can tell the client why it is closed
+// (a WebSocket close frame).
+type reasonCloser interface {
+	CloseWithReason(reason string) error
+}
+
+// closeStalled tells a client that stopped reading why it is disconnected,
+// when its transport can (the message may not get through: the client
+// reads nothing), and closes the transport.
+func closeStalled(t Transport, bound int, after time.Duration) {
+	if rc, ok := t.(reasonCloser); ok {
+		// A close frame's reason holds at most 123 bytes.
+		rc.CloseWithReason(fmt.Sprintf("overloaded: nothing read for %v with the %d-byte queue full; reconnect", after, bound))
 		return
 	}
+	t.Close()
+}
+
+// handle answers one message. Requests run one at a time, in order. It
+// returns an error only when the connection must end: the client stopped
+// reading (errStalled) or the connection closed.
+func (c *conn) handle(ctx context.Context, data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil
+	}
 	if data[0] == '[' {
-		c.reply(ctx, nil, nil, &Error{Code: CodeInvalidRequest, Message: "batches are not supported; send one request per message"})
-		return
+		return c.reply(ctx, nil, nil, &Error{Code: CodeInvalidRequest, Message: "batches are not supported; send one request per message"})
 	}
 	var m message
 	if err := json.Unmarshal(data, &m); err != nil {
-		c.reply(ctx, nil, nil, &Error{Code: CodeParseError, Message: "the message is not JSON: " + err.Error()})
-		return
+		return c.reply(ctx, nil, nil, &Error{Code: CodeParseError, Message: "the message is not JSON: " + err.Error()})
 	}
 	if len(m.ID) == 0 || string(m.ID) == "null" {
 		// A notification (such as "initialized"): nothing to answer.
-		return
+		return nil
 	}
 	if m.Method == "" {
-		c.reply(ctx, m.ID, nil, &Error{Code: CodeInvalidRequest, Message: "the request has no method"})
-		return
+		return c.reply(ctx, m.ID, nil, &Error{Code: CodeInvalidRequest, Message: "the request has no method"})
 	}
 	h, ok := methods[m.Method]
 	if !ok {
-		c.reply(ctx, m.ID, nil, &Error{Code: CodeMethodNotFound, Message: "no method " + m.Method})
-		return
+		return c.reply(ctx, m.ID, nil, &Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("no method %q", clip(m.Method))})
 	}
 	if c.out.overloaded() {
-		c.reply(ctx, m.ID, nil, errOverloaded)
-		return
+		return c.reply(ctx, m.ID, nil, errOverloaded)
 	}
 	c.mu.Lock()
 	ready := c.initialized
 	c.mu.Unlock()
 	if !ready && m.Method != MethodInitialize {
-		c.reply(ctx, m.ID, nil, &Error{Code: CodeNotInitialized, Message: "not initialized: call initialize first", Data: &ErrorData{Kind: "notInitialized"}})
-		return
+		return c.reply(ctx, m.ID, nil, &Error{Code: CodeNotInitialized, Message: "not initialized: call initialize first", Data: &ErrorData{Kind: "notInitialized"}})
 	}
 	res, err := h(c, ctx, m.Params)
 	if err != nil {
-		c.reply(ctx, m.ID, nil, toError(err))
-		return
+		return c.reply(ctx, m.ID, nil, toError(err))
 	}
-	c.reply(ctx, m.ID, res, nil)
+	return c.reply(ctx, m.ID, res, nil)
 }
 
-func (c *conn) reply(ctx context.Context, id json.RawMessage, res any, e *Error) {
+// reply queues the answer to a request; an error ends the connection.
+func (c *conn) reply(ctx context.Context, id json.RawMessage, res any, e *Error) error {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
 	if e == nil && res == nil {
 		res = EmptyResult{}
 	}
-	_ = c.out.respond(ctx, response{JSONRPC: "2.0", ID: id, Result: res, Error: e})
+	return c.out.respond(ctx, response{JSONRPC: "2.0", ID: id, Result: res, Error: e})
 }
 
 // watched is a thread the connection watches: its subscription and the

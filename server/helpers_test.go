@@ -36,7 +36,7 @@ func (f *fakeTool) Run(ctx context.Context, c tool.Call) (tool.Output, error) {
 }
 
 // backend is a scheduler whose threads play scripted models named by the
-// thread's model ("scripted:NAME"): the factory of the tests.
+// thread's model ("script:NAME"): the factory of the tests.
 type backend struct {
 	sched *session.Scheduler
 	tools []tool.Tool
@@ -73,7 +73,7 @@ func newBackend(t *testing.T, tools ...tool.Tool) *backend {
 func (b *backend) script(name string, s scripted.Script) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.scripts["scripted:"+name] = scripted.New(s)
+	b.scripts["script:"+name] = scripted.New(s)
 }
 
 func (b *backend) setup(_ context.Context, th session.Thread) (loop.Options, func(), error) {
@@ -84,7 +84,7 @@ func (b *backend) setup(_ context.Context, th session.Thread) (loop.Options, fun
 		return loop.Options{}, nil, fmt.Errorf("no script %q", th.Config.Model)
 	}
 	o := loop.Options{Model: m, Tools: tool.NewSet(b.tools...), Grace: 100 * time.Millisecond}
-	if strings.HasPrefix(th.Config.Model, "scripted:compact") {
+	if strings.HasPrefix(th.Config.Model, "script:compact") {
 		w, err := window.New(window.Config{Model: "gpt-4o", Window: 100_000, MaxOutput: 1_000})
 		if err != nil {
 			return loop.Options{}, nil, err
@@ -98,7 +98,7 @@ func (b *backend) server(t *testing.T, c server.Config) *server.Server {
 	t.Helper()
 	c.Sessions = b.sched
 	c.CheckThread = func(tc session.ThreadConfig) error {
-		if !strings.HasPrefix(tc.Model, "scripted:") {
+		if !strings.HasPrefix(tc.Model, "script:") {
 			return fmt.Errorf("model %q: the tests only know scripted models", tc.Model)
 		}
 		return nil

@@ -55,6 +55,9 @@ func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error
 	if err != nil {
 		return nil, err
 	}
+	if err := checkClientModel(p.Model); err != nil {
+		return nil, err
+	}
 	cfg := session.ThreadConfig{
 		Workspace: p.Workspace, Model: p.Model, Instructions: p.Instructions,
 		EnableTools: p.EnableTools, DisableTools: p.DisableTools,

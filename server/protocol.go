@@ -68,7 +68,7 @@ type InitializeResult struct {
 // server's defaults.
 type ThreadStartParams struct {
 	Workspace    string   `json:"workspace,omitempty" jsonschema:"the directory the file tools may use"`
-	Model        string   `json:"model,omitempty" jsonschema:"PROVIDER:MODEL, such as openai:gpt-5 or anthropic:claude-sonnet-4-5"`
+	Model        string   `json:"model,omitempty" jsonschema:"PROVIDER:MODEL of a provider the server knows, such as openai:gpt-5 or anthropic:claude-sonnet-4-5; never scripted:PATH (a file), which only the server's own --model may name"`
 	Instructions string   `json:"instructions,omitempty" jsonschema:"the system prompt"`
 	EnableTools  []string `json:"enableTools,omitempty" jsonschema:"tools to add to the default set"`
 	DisableTools []string `json:"disableTools,omitempty" jsonschema:"tools to remove from the set"`

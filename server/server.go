@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/reinhq/rein/session"
 )
@@ -19,6 +20,13 @@ import (
 const (
 	DefaultQueueSize = 1024
 	DefaultReserve   = 32
+	// DefaultQueueBytes bounds the bytes a connection's queue holds: a
+	// message count alone let a client that never reads, asking for large
+	// answers, grow the server by gigabytes.
+	DefaultQueueBytes = 16 << 20
+	// DefaultStallTimeout is how long a client may go without reading
+	// while its queue is full before it is disconnected.
+	DefaultStallTimeout = 30 * time.Second
 )
 
 // Config configures a Server.
@@ -33,9 +41,28 @@ type Config struct {
 	// workspace) so that a mistake is an error of that request rather than
 	// of the first turn; nil accepts every config.
 	CheckThread func(session.ThreadConfig) error
-	// QueueSize bounds each connection's outgoing queue; Reserve of it is
-	// kept for responses (defaults DefaultQueueSize, DefaultReserve).
+	// QueueSize bounds each connection's outgoing queue in messages;
+	// Reserve of it is kept for responses (defaults DefaultQueueSize,
+	// DefaultReserve).
 	QueueSize, Reserve int
+	// QueueBytes bounds each connection's outgoing queue in bytes,
+	// notifications and responses alike; a quarter of it is kept for
+	// responses (default DefaultQueueBytes, 16 MiB). A response larger than
+	// the whole bound is queued alone, once the queue is empty.
+	QueueBytes int
+	// StallTimeout is how long a connection whose queue is full (a
+	// response waits for room, or notifications are dropped) may go
+	// without the client reading a message before the server sends it an
+	// error, if it can, and disconnects it (default DefaultStallTimeout).
+	StallTimeout time.Duration
+	// AllowedHosts are the Host names, "name" (any port) or "name:port",
+	// that the WebSocket endpoint answers besides loopback ones (rein
+	// serve --allowed-host); any other Host is refused (DNS rebinding).
+	AllowedHosts []string
+	// AllowedOrigins are the origins, "scheme://host[:port]", whose pages
+	// may connect besides the server's own (rein serve --allowed-origin);
+	// a request with any other Origin is refused (cross-site pages).
+	AllowedOrigins []string
 }
 
 // Server serves the protocol on any number of connections. Several
@@ -63,6 +90,18 @@ func New(c Config) (*Server, error) {
 	}
 	if c.Reserve >= c.QueueSize {
 		return nil, fmt.Errorf("server: Reserve %d must be less than QueueSize %d", c.Reserve, c.QueueSize)
+	}
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = DefaultQueueBytes
+	}
+	if c.QueueBytes < minQueueBytes {
+		return nil, fmt.Errorf("server: QueueBytes %d is too small to hold an answer; give at least %d", c.QueueBytes, minQueueBytes)
+	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = DefaultStallTimeout
+	}
+	if err := CheckAllowed(c.AllowedHosts, c.AllowedOrigins); err != nil {
+		return nil, err
 	}
 	return &Server{c: c}, nil
 }

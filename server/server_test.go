@@ -119,7 +119,7 @@ func runSession(t *testing.T, dial func(t *testing.T) *client, release chan stru
 	}
 	c1.initialize()
 	var th server.ThreadResult
-	c1.call(server.MethodThreadStart, server.ThreadStartParams{Model: "scripted:main"}, &th)
+	c1.call(server.MethodThreadStart, server.ThreadStartParams{Model: "script:main"}, &th)
 	threadID := th.Thread.ID
 
 	// start → deltas

@@ -41,14 +41,24 @@ func isLoopback(host string) bool {
 
 // Handler returns the HTTP handler of the WebSocket endpoint: GET / upgrades
 // to a connection of one JSON object per text frame; GET /healthz answers
-// ok. With a token, every request must carry "Authorization: Bearer TOKEN".
+// ok. Every request must carry a loopback or allowed Host and, when it has
+// an Origin, the server's own or an allowed one (checkRequest). With a
+// token, every request must also carry "Authorization: Bearer TOKEN".
 func (s *Server) Handler(token string) http.Handler {
+	return s.checkRequest(s.authorized(token))
+}
+
+// authorized is the endpoint behind the token check.
+func (s *Server) authorized(token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
+		// checkRequest has checked the Origin, scheme included, against
+		// the server's own and the allowed ones; the library's own check
+		// (Origin host == Host) would refuse an allowed origin.
+		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 		if err != nil {
 			return // Accept has answered the client.
 		}
@@ -128,4 +138,10 @@ func (w *wsTransport) Write(ctx context.Context, msg []byte) error {
 
 func (w *wsTransport) Close() error {
 	return w.c.Close(websocket.StatusNormalClosure, "")
+}
+
+// CloseWithReason closes the connection with status 1013 (try again later)
+// and the reason, which the client reads if it reads at all.
+func (w *wsTransport) CloseWithReason(reason string) error {
+	return w.c.Close(websocket.StatusTryAgainLater, reason)
 }

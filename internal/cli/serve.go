@@ -41,6 +41,9 @@ type serveFlags struct {
 	// and the loosest a thread may ask for; "" is workspace-write.
 	sandbox   string
 	maxRounds int
+	// allowedHosts and allowedOrigins are what the WebSocket endpoint
+	// answers besides loopback names and its own origin.
+	allowedHosts, allowedOrigins []string
 }
 
 func newServeCmd() *cobra.Command {
@@ -50,7 +53,9 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve threads over JSON-RPC 2.0 (stdio or WebSocket)",
 		Long: "Serve rein's threads to editors and other programs: JSON-RPC 2.0, one object per line with\n" +
 			"--stdio, one per WebSocket text frame with --listen ADDR. Listening beyond loopback needs\n" +
-			"--token; clients then send \"Authorization: Bearer TOKEN\". docs/protocol.md describes the protocol.",
+			"--token; clients then send \"Authorization: Bearer TOKEN\". Requests must name a loopback Host\n" +
+			"(or an --allowed-host) and, from a browser, come from the server's own origin (or an\n" +
+			"--allowed-origin). docs/protocol.md describes the protocol.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.stdio == (f.listen != "") {
@@ -58,6 +63,9 @@ func newServeCmd() *cobra.Command {
 			}
 			if f.listen != "" {
 				if err := server.CheckListen(f.listen, f.token); err != nil {
+					return usageError(err)
+				}
+				if err := server.CheckAllowed(f.allowedHosts, f.allowedOrigins); err != nil {
 					return usageError(err)
 				}
 			}
@@ -95,6 +103,8 @@ func newServeCmd() *cobra.Command {
 			"with the workspace read-only, only read-only tools of trusted MCP servers), workspace-write (the workspace only), "+
 			"full-access (commands on the host with the network, without asking)")
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, "the exploration budget of threads that name none")
+	fl.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "a Host name (NAME or NAME:PORT) to answer besides loopback ones, such as the name a proxy forwards; repeatable")
+	fl.StringArrayVar(&f.allowedOrigins, "allowed-origin", nil, "an origin (scheme://host[:port]) whose web pages may connect besides the server's own; repeatable")
 	return cmd
 }
 
@@ -151,9 +161,9 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		defer cancel()
 		sched.Close(cctx)
 	}()
-	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check})
+	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins})
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	if f.stdio {
 		return srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())

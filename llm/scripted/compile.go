@@ -114,7 +114,7 @@ func compileRound(p *plan, r *Round, i int, model string, s Script, ids map[stri
 	switch p.finish {
 	case llm.FinishStop, llm.FinishToolCalls, llm.FinishLength, llm.FinishContentFilter, llm.FinishOther:
 	default:
-		return fmt.Errorf("finish %q is not one of stop, tool_calls, length, content_filter, other", r.Finish)
+		return errors.New("finish is not one of stop, tool_calls, length, content_filter, other")
 	}
 
 	p.calls = make([]callPlan, len(r.Calls))
@@ -125,7 +125,7 @@ func compileRound(p *plan, r *Round, i int, model string, s Script, ids map[stri
 		}
 		if cp.id != "" {
 			if prev, dup := ids[cp.id]; dup {
-				return fmt.Errorf("call %d: id %q is already used in %s", j+1, cp.id, roundName(prev, 0))
+				return fmt.Errorf("call %d: its id is already used in %s", j+1, roundName(prev, 0))
 			}
 			ids[cp.id] = i
 		}
@@ -165,7 +165,7 @@ func compileCall(c Call) (callPlan, error) {
 		return callPlan{}, errors.New("name is empty")
 	}
 	if isGeneratedID(c.ID) {
-		return callPlan{}, fmt.Errorf("id %q has the form of a generated id; choose another", c.ID)
+		return callPlan{}, errors.New("id has the form of a generated id (call_…); choose another")
 	}
 	cp := callPlan{id: c.ID, name: c.Name}
 	switch {
@@ -185,7 +185,7 @@ func compileCall(c Call) (callPlan, error) {
 		}
 		b := bytes.TrimSpace(buf.Bytes())
 		if len(b) == 0 || b[0] != '{' {
-			return callPlan{}, fmt.Errorf("args is %s, want a JSON object (use raw_args for anything else)", b)
+			return callPlan{}, errors.New("args is not a JSON object (use raw_args for anything else)")
 		}
 		cp.args = string(b)
 	}
@@ -234,7 +234,7 @@ func compileError(es *ErrorSpec) (*llm.Error, error) {
 	switch {
 	case kind != "":
 		if !isOneOf(kind, errorKinds) {
-			return nil, fmt.Errorf("kind %q is not one of %s", kind, joinNames(errorKinds))
+			return nil, fmt.Errorf("kind is not one of %s", joinNames(errorKinds))
 		}
 	case es.Status != 0:
 		kind = llm.KindForStatus(es.Status)
@@ -260,13 +260,13 @@ func checkExpect(e *Expect) error {
 		return errors.New("expects nothing")
 	}
 	if e.ToolChoice != "" && !isOneOf(e.ToolChoice, toolChoices) {
-		return fmt.Errorf("tool_choice %q is not one of %s", e.ToolChoice, joinNames(toolChoices))
+		return fmt.Errorf("tool_choice is not one of %s", joinNames(toolChoices))
 	}
 	if e.Phase != "" && !isOneOf(e.Phase, phases) {
-		return fmt.Errorf("phase %q is not one of %s", e.Phase, joinNames(phases))
+		return fmt.Errorf("phase is not one of %s", joinNames(phases))
 	}
 	if r := e.Result; r != nil && r.Status != "" && !isOneOf(r.Status, resultStatuses) {
-		return fmt.Errorf("result status %q is not one of %s", r.Status, joinNames(resultStatuses))
+		return fmt.Errorf("result status is not one of %s", joinNames(resultStatuses))
 	}
 	return nil
 }

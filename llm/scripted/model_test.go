@@ -569,22 +569,22 @@ func TestInvalidScript(t *testing.T) {
 		script Script
 		want   string
 	}{
-		{"args not an object", Script{Rounds: []Round{{Calls: []Call{{Name: "f", Args: []int{1}}}}}}, "script round 1: call 1: args is [1], want a JSON object"},
+		{"args not an object", Script{Rounds: []Round{{Calls: []Call{{Name: "f", Args: []int{1}}}}}}, "script round 1: call 1: args is not a JSON object"},
 		{"args and raw args", Script{Rounds: []Round{{Calls: []Call{{Name: "f", Args: map[string]int{}, RawArgs: "{}"}}}}}, "both args and raw_args"},
 		{"args not marshalable", Script{Rounds: []Round{{Calls: []Call{{Name: "f", Args: map[string]any{"c": make(chan int)}}}}}}, "call 1: args: json: unsupported type"},
 		{"call without a name", Script{Rounds: []Round{{Calls: []Call{{ID: "x"}}}}}, "call 1: name is empty"},
-		{"duplicate call id", Script{Rounds: []Round{{Calls: []Call{{ID: "x", Name: "f"}}}, {Calls: []Call{{ID: "x", Name: "f"}}}}}, `script round 2: call 1: id "x" is already used in script round 1`},
+		{"duplicate call id", Script{Rounds: []Round{{Calls: []Call{{ID: "x", Name: "f"}}}, {Calls: []Call{{ID: "x", Name: "f"}}}}}, `script round 2: call 1: its id is already used in script round 1`},
 		{"id of the generated form", Script{Rounds: []Round{{Calls: []Call{{ID: "call_1_1", Name: "f"}}}}}, "has the form of a generated id"},
-		{"unknown finish", Script{Rounds: []Round{{Finish: "done"}}}, `finish "done" is not one of`},
+		{"unknown finish", Script{Rounds: []Round{{Finish: "done"}}}, `finish is not one of`},
 		{"negative chunk", Script{Rounds: []Round{{Chunk: -1}}}, "chunk is -1"},
 		{"negative hold", Script{Rounds: []Round{{Hold: -time.Second}}}, "hold is -1s"},
 		{"repeat too large", Script{Rounds: []Round{{Repeat: maxRepeat + 1}}}, "repeat is"},
-		{"unknown error kind", Script{Rounds: []Round{{Error: &ErrorSpec{Kind: "boom"}}}}, `error: kind "boom" is not one of`},
+		{"unknown error kind", Script{Rounds: []Round{{Error: &ErrorSpec{Kind: "boom"}}}}, `error: kind is not one of`},
 		{"error status out of range", Script{Rounds: []Round{{Error: &ErrorSpec{Status: 42}}}}, "status 42 is not an HTTP status"},
 		{"empty expectation", Script{Rounds: []Round{{Expect: []Expect{{}}}}}, "expect 1: expects nothing"},
-		{"unknown phase", Script{Rounds: []Round{{Expect: []Expect{{Phase: "settling"}}}}}, `phase "settling" is not one of explore, settle, final`},
-		{"unknown tool choice", Script{Rounds: []Round{{Expect: []Expect{{ToolChoice: "never"}}}}}, `tool_choice "never"`},
-		{"unknown result status", Script{Rounds: []Round{{Expect: []Expect{{Result: &ResultExpect{Status: "fine"}}}}}}, `result status "fine"`},
+		{"unknown phase", Script{Rounds: []Round{{Expect: []Expect{{Phase: "settling"}}}}}, `phase is not one of explore, settle, final`},
+		{"unknown tool choice", Script{Rounds: []Round{{Expect: []Expect{{ToolChoice: "never"}}}}}, `tool_choice is not one of`},
+		{"unknown result status", Script{Rounds: []Round{{Expect: []Expect{{Result: &ResultExpect{Status: "fine"}}}}}}, `result status is not one of`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

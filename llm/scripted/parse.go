@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -34,12 +35,18 @@ func Parse(data []byte, opts ...Option) (*Model, error) {
 	return New(s, opts...), nil
 }
 
+// MaxScriptSize bounds a script file LoadScript reads (16 MiB): a path
+// such as /dev/zero must not read for ever.
+const MaxScriptSize = 16 << 20
+
 // LoadScript reads a script file, YAML or JSON, and checks it as
-// [ParseScript] does.
+// [ParseScript] does. It reads only a regular file of at most
+// MaxScriptSize bytes, and its errors name the file and the line, never
+// the file's contents.
 func LoadScript(path string) (Script, error) {
-	data, err := os.ReadFile(path)
+	data, err := readScript(path)
 	if err != nil {
-		return Script{}, fmt.Errorf("scripted: %w", err)
+		return Script{}, err
 	}
 	s, err := ParseScript(data)
 	if err != nil {
@@ -50,7 +57,8 @@ func LoadScript(path string) (Script, error) {
 
 // ParseScript reads a script in YAML or JSON (a JSON file is read as the
 // YAML it also is) and checks it: unknown fields, wrong types and invalid
-// values are errors naming the line and the field.
+// values are errors naming the line and the field. No error quotes the
+// script's bytes: whoever named the file may not be whoever may read it.
 func ParseScript(data []byte) (Script, error) {
 	data, err := jsonAsYAML(data)
 	if err != nil {
@@ -58,7 +66,7 @@ func ParseScript(data []byte) (Script, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Script{}, err
+		return Script{}, yamlProblem(err)
 	}
 	if len(doc.Content) == 0 {
 		return Script{}, errors.New("the script is empty; it needs at least `rounds:`")
@@ -321,10 +329,10 @@ func (d *decoder) mapping(n *yaml.Node, where string, known []string, set func(k
 			return errAt(k, where, "want a field name, got %s", describe(k))
 		}
 		if !slices.Contains(known, k.Value) {
-			return errAt(k, where, "unknown field %q%s (known: %s)", k.Value, suggest(k.Value, known), strings.Join(known, ", "))
+			return errAt(k, where, "unknown field at column %d%s (known: %s)", k.Column, suggest(k.Value, known), strings.Join(known, ", "))
 		}
 		if seen[k.Value] {
-			return errAt(k, where, "field %q given twice", k.Value)
+			return errAt(k, where, "field %s given twice", k.Value) // a known name
 		}
 		seen[k.Value] = true
 		v, err := d.resolve(n.Content[i+1], where)
@@ -426,7 +434,7 @@ func scalarJSON(b *bytes.Buffer, n *yaml.Node, where string) error {
 	case "!!bool":
 		var v bool
 		if err := n.Decode(&v); err != nil {
-			return errAt(n, where, "%v", err)
+			return errAt(n, where, "want true or false, got %s", describe(n))
 		}
 		b.WriteString(strconv.FormatBool(v))
 	case "!!int", "!!float":
@@ -437,10 +445,10 @@ func scalarJSON(b *bytes.Buffer, n *yaml.Node, where string) error {
 		}
 		var v float64
 		if err := n.Decode(&v); err != nil {
-			return errAt(n, where, "%v", err)
+			return errAt(n, where, "want a number, got %s", describe(n))
 		}
 		if math.IsInf(v, 0) || math.IsNaN(v) {
-			return errAt(n, where, "%s cannot be written in JSON", n.Value)
+			return errAt(n, where, "an infinite number or NaN cannot be written in JSON")
 		}
 		b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
 	default:
@@ -501,6 +509,8 @@ func errAt(n *yaml.Node, where, format string, args ...any) error {
 	return fmt.Errorf("line %d: %s: %s", n.Line, where, fmt.Sprintf(format, args...))
 }
 
+// describe says what kind of value n is, never what it holds: a script's
+// errors must not quote the file (LoadScript).
 func describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -508,12 +518,62 @@ func describe(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		if n.ShortTag() == "!!null" {
+		switch n.ShortTag() {
+		case "!!null":
 			return "nothing"
+		case "!!int", "!!float":
+			return "a number"
+		case "!!bool":
+			return "true or false"
 		}
-		return strconv.Quote(n.Value)
+		return "a string"
 	}
 	return "an unexpected YAML node"
+}
+
+// yamlProblem is the YAML parser's error without what it quotes of the
+// script (an anchor's name, a value): the line and what was wrong stay.
+func yamlProblem(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if i := strings.IndexAny(msg, "'`\""); i >= 0 {
+		msg = strings.TrimSpace(msg[:i]) + " …"
+	}
+	return fmt.Errorf("not valid YAML: %s", msg)
+}
+
+// readScript reads a script file: a regular file (not a device or a pipe,
+// which could read for ever or block) of at most MaxScriptSize bytes.
+func readScript(path string) ([]byte, error) {
+	// Stat before opening: opening a named pipe blocks until a writer
+	// comes.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("scripted: %w", err)
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("scripted: %s is not a regular file; give a script file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("scripted: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("scripted: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("scripted: %s is not a regular file; give a script file", path)
+	}
+	if fi.Size() > MaxScriptSize {
+		return nil, fmt.Errorf("scripted: %s is %d bytes, more than a script may be (%d)", path, fi.Size(), MaxScriptSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxScriptSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("scripted: %w", err)
+	}
+	if len(data) > MaxScriptSize {
+		return nil, fmt.Errorf("scripted: %s is more than %d bytes, more than a script may be", path, MaxScriptSize)
+	}
+	return data, nil
 }
 
 // suggest returns ` (did you mean "x"?)` for the known name closest to a
@@ -567,12 +627,14 @@ func jsonAsYAML(data []byte) ([]byte, error) {
 	if !json.Valid(data) {
 		var v any
 		err := json.Unmarshal(data, &v)
+		// The JSON error quotes the character it stopped at: not the
+		// script's bytes, only where.
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-			return nil, fmt.Errorf("line %d: invalid JSON: %w", line, err)
+			return nil, fmt.Errorf("line %d: invalid JSON (a syntax error at byte %d)", line, se.Offset)
 		}
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+		return nil, errors.New("invalid JSON")
 	}
 	out := make([]byte, 0, len(data))
 	for i := 0; i < len(data); {
@@ -587,7 +649,7 @@ func jsonAsYAML(data []byte) ([]byte, error) {
 			} else {
 				var s string
 				if err := json.Unmarshal(data[i:end], &s); err != nil {
-					return nil, fmt.Errorf("invalid JSON string: %w", err)
+					return nil, fmt.Errorf("invalid JSON string at byte %d", i)
 				}
 				out = strconv.AppendQuote(out, s)
 			}
