@@ -286,6 +286,8 @@ func bwrapArgs(c Command, readOnly bool, s setup) []string {
 		// The host's home is not there; programs that write to ~ get the
 		// private /tmp.
 		"--setenv", "HOME", "/tmp",
+		// The host's TMPDIR is not there either.
+		"--setenv", "TMPDIR", "/tmp",
 	)
 	if readOnly {
 		args = append(args, "--ro-bind", c.Workspace, c.Workspace)

@@ -39,7 +39,8 @@ type Command struct {
 	// Dir is the working directory; empty means Workspace. It must be
 	// inside Workspace or a Bind.
 	Dir string
-	// Env is added to the scrubbed environment, as "NAME=value".
+	// Env is added to the environment, as "NAME=value", after the
+	// variables CommandEnv keeps of rein's.
 	Env []string
 	// Binds are further directories the command sees (such as a build
 	// cache); without bubblewrap they are visible anyway.
@@ -86,6 +87,8 @@ type Runner struct {
 	report Report
 	mode   Mode
 	limits Limits
+	// env are the names Options.Env adds to the command's environment.
+	env []string
 	// cred runs bwrap as another user; tests use it to see the process
 	// limit bind when they run as root.
 	cred *syscall.Credential
@@ -117,7 +120,15 @@ func NewRunnerOptions(r Report, m Mode, o Options) *Runner {
 			r.LimitsReason = limitsHost
 		}
 	}
-	return &Runner{report: r, mode: m, limits: o.Limits.withDefaults()}
+	var env []string
+	for _, n := range o.Env {
+		// A bad name could match no variable anyway; the config file
+		// refuses it with CheckEnvName before it gets here.
+		if CheckEnvName(n) == nil {
+			env = append(env, n)
+		}
+	}
+	return &Runner{report: r, mode: m, limits: o.Limits.withDefaults(), env: env}
 }
 
 // Limits returns the limits the runner's commands run under, defaults
@@ -199,7 +210,7 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		cmd = exec.Command(args[0], args[1:]...)
 		cmd.Dir = dir
 	}
-	cmd.Env = append(ScrubEnv(os.Environ()), c.Env...)
+	cmd.Env = append(CommandEnv(os.Environ(), r.env), c.Env...)
 	cmd.Stdin = c.Stdin
 	out := c.Output
 	if out == nil {
