@@ -243,15 +243,17 @@ type setup struct {
 	hidden string
 	// prefix runs the command: prlimit and its options.
 	prefix []string
+	// git keeps the workspace's repositories read-only.
+	git gitSetup
 }
 
 // bwrapArgs returns bwrap's arguments for c: every namespace unshared (so
 // no network) and every capability dropped, the system read-only, a
 // private /tmp and /dev and /proc, then the workspace (read-only when
-// readOnly) and further binds, then the masks of the deny list, in that
-// order, so a workspace under /tmp is bound on top of the private /tmp, a
-// writable bind inside a read-only workspace stays writable, and a mask
-// covers whatever is below it.
+// readOnly) and further binds, then the masks of the deny list, then the
+// workspace's .git read-only, in that order, so a workspace under /tmp is
+// bound on top of the private /tmp, a writable bind inside a read-only
+// workspace stays writable, and a mask covers whatever is below it.
 func bwrapArgs(c Command, readOnly bool, s setup) []string {
 	args := []string{
 		"--unshare-all",
@@ -302,6 +304,7 @@ func bwrapArgs(c Command, readOnly bool, s setup) []string {
 		}
 	}
 	args = append(args, maskArgs(c.Workspace, s)...)
+	args = append(args, gitArgs(s.git)...)
 	dir := c.Dir
 	if dir == "" {
 		dir = c.Workspace

@@ -187,6 +187,14 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		if s.masks, err = deny.masks(ctx, c.Workspace, readOnly); err != nil {
 			return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
 		}
+		if !readOnly {
+			// A read-only workspace keeps its .git read-only already,
+			// and nothing can be created in it.
+			if s.git, err = findGit(ctx, c.Workspace, deny); err != nil {
+				return Result{}, fmt.Errorf("sandbox: %w: keeping the workspace's .git read-only: %w", ErrStart, err)
+			}
+			defer acquirePlaceholder(&s.git, c.Workspace)()
+		}
 		if slices.ContainsFunc(s.masks, func(m mask) bool { return !m.writeOnly }) {
 			if s.hidden, err = makeHidden(); err != nil {
 				return Result{}, fmt.Errorf("sandbox: %w: masking the deny list: %w", ErrStart, err)
