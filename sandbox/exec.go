@@ -73,6 +73,25 @@ type Result struct {
 	// here: a failed allocation is the program's to report.
 	Limit    string
 	Duration time.Duration
+	// Unreaped reports that, on the host, the reaper that ends what the
+	// command leaves behind was killed before it could (by the command
+	// itself: it runs as the same user), so processes the command started
+	// may still run. Inside bubblewrap it is always false.
+	Unreaped bool
+}
+
+// reaperGrace is how long Run waits, after a timeout or cancellation, for
+// the reaper of a command on the host to end it and what it started
+// before killing the process group itself.
+const reaperGrace = 5 * time.Second
+
+// exitCode is the exit status of ws, or -1 when a signal ended it, as
+// os.ProcessState.ExitCode says.
+func exitCode(ws syscall.WaitStatus) int {
+	if ws.Exited() {
+		return ws.ExitStatus()
+	}
+	return -1
 }
 
 // pipeGrace is how long Run waits for output after the command and its
@@ -155,9 +174,11 @@ func (r *Runner) Report() Report { return r.report }
 func (r *Runner) Mode() Mode { return r.mode }
 
 // Run runs c and waits for it. The command gets its own process group
-// (inside bubblewrap, its own process namespace), which is killed with
-// SIGKILL when the command exits, times out or ctx ends, so no child
-// outlives it. A command that ran returns a nil error whatever its exit
+// and, inside bubblewrap, its own process namespace, which ends with it;
+// on the host it runs under a reaper (reaper.go) that every process it
+// leaves is reparented to. Everything it started is killed with SIGKILL
+// when it exits, times out or ctx ends, so no process outlives it, setsid
+// and double forks included. A command that ran returns a nil error whatever its exit
 // status; errors are for commands that could not start (ErrStart) or be
 // waited for.
 func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
@@ -177,6 +198,11 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		prefix = prlimitArgs(r.report.Prlimit, r.limits.resources(c.Timeout, r.ProcLimit()))
 	}
 	var cmd *exec.Cmd
+	// status is where the reaper of a command on the host reports it
+	// (reaper.go); report is the end the reaper writes.
+	var status, report *os.File
+	// info is where bwrap reports its child, infoW the end it writes.
+	var info, infoW *os.File
 	if r.report.Isolated() {
 		s := setup{prefix: prefix}
 		deny := c.Deny
@@ -201,21 +227,33 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 			}
 			defer os.RemoveAll(s.hidden)
 		}
-		cmd = exec.Command(r.report.Bwrap, bwrapArgs(c, readOnly, s)...)
+		if info, infoW, err = os.Pipe(); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
+		}
+		defer infoW.Close()
+		// bwrap reports on descriptor 3 its child, the init of the
+		// command's PID namespace (pidns.go).
+		cmd = exec.Command(r.report.Bwrap, append([]string{"--info-fd", "3"}, bwrapArgs(c, readOnly, s)...)...)
+		cmd.ExtraFiles = []*os.File{infoW}
 	} else {
 		dir := c.Dir
 		if dir == "" {
 			dir = c.Workspace
 		}
-		if prefix != nil {
-			// prlimit would start the program itself; a missing one is
-			// still refused here, as exec.Cmd does.
-			if err := findProgram(c.Args[0], dir); err != nil {
-				return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
-			}
+		// The reaper would start the program itself; a missing one is
+		// still refused here, as exec.Cmd does.
+		if err := findProgram(c.Args[0], dir); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
 		}
-		args := append(slices.Clone(prefix), c.Args...)
-		cmd = exec.Command(args[0], args[1:]...)
+		var err error
+		if status, report, err = os.Pipe(); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w: starting the process reaper: %w", ErrStart, err)
+		}
+		defer status.Close()
+		defer report.Close()
+		cmd = exec.Command(reaperExe)
+		cmd.Args = append(append([]string{reaperArg0}, prefix...), c.Args...)
+		cmd.ExtraFiles = []*os.File{report}
 		cmd.Dir = dir
 	}
 	cmd.Env = append(CommandEnv(os.Environ(), r.env), c.Env...)
@@ -226,14 +264,33 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 	}
 	// One writer for both: os/exec then never calls Write concurrently.
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: r.cred}
+	// If rein dies, bwrap is killed, and its namespace with it; the
+	// reaper is asked to end what it holds, which a SIGKILL would let go.
+	death := syscall.SIGKILL
+	if status != nil {
+		death = syscall.SIGTERM
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: death, Credential: r.cred}
 	cmd.WaitDelay = pipeGrace
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		if info != nil {
+			info.Close()
+		}
 		return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
 	}
 	pid := cmd.Process.Pid
+	var nsinit *nsInit
+	if info != nil {
+		infoW.Close()
+		nsinit = watchInit(info)
+	}
+	if report != nil {
+		// Only the reaper holds the end it writes, so the read below
+		// ends when the reaper does.
+		report.Close()
+	}
 
 	runCtx := ctx
 	if c.Timeout > 0 {
@@ -251,7 +308,31 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		select {
 		case <-runCtx.Done():
 			killed.Store(true)
-			killGroup(pid)
+			if status == nil {
+				// bwrap's child is the namespace's init: killed, it
+				// takes every process of the namespace with it before
+				// bwrap sees it exit, so once Run returns none is
+				// left. Killing bwrap first would let Run return while
+				// the kernel is still ending them.
+				if nsinit.kill() {
+					select {
+					case <-exited:
+						return
+					case <-time.After(reaperGrace):
+					}
+				}
+				killGroup(pid)
+				return
+			}
+			// The reaper kills everything below it, escaped from the
+			// group or not, and exits; a SIGKILL to the group would
+			// kill the reaper first and orphan the escaped.
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(reaperGrace):
+				killGroup(pid)
+			}
 		case <-exited:
 		}
 	}()
@@ -273,7 +354,27 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		werr = cmd.Wait()
 	}
 
+	if nsinit != nil {
+		nsinit.wait(pipeGrace)
+	}
 	res := Result{Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if status != nil {
+		_ = status.SetReadDeadline(time.Now().Add(pipeGrace))
+		b, _ := io.ReadAll(io.LimitReader(status, 4096))
+		got, startErr, ok := reaperResult(b)
+		switch {
+		case startErr != nil:
+			return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, startErr)
+		case ok:
+			ws = got
+			res.ExitCode = exitCode(ws)
+		default:
+			// Killed before it could report: what the command left
+			// may have been orphaned to init.
+			res.Unreaped = true
+		}
+	}
 	if killed.Load() {
 		if ctx.Err() != nil {
 			res.Canceled = true
@@ -281,7 +382,7 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 			res.TimedOut = true
 		}
 	} else if prefix != nil {
-		res.Limit = limitHit(cmd.ProcessState, r.limits, c.Timeout)
+		res.Limit = limitHit(ws, r.limits, c.Timeout)
 	}
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
