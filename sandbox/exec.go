@@ -108,6 +108,9 @@ type Runner struct {
 	limits Limits
 	// env are the names Options.Env adds to the command's environment.
 	env []string
+	// noPIDNS keeps the reaper out of a PID namespace, as where rein is
+	// not root; tests use it to cover that path when they run as root.
+	noPIDNS bool
 	// cred runs bwrap as another user; tests use it to see the process
 	// limit bind when they run as root.
 	cred *syscall.Credential
@@ -271,6 +274,9 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		death = syscall.SIGTERM
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: death, Credential: r.cred}
+	if status != nil && !r.noPIDNS && reaperNS() {
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
+	}
 	cmd.WaitDelay = pipeGrace
 
 	start := time.Now()

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -25,6 +27,13 @@ import (
 // init, starts the command, waits for it, and then kills every process
 // left below it, however it got away from the process group. It writes
 // the command's wait status to file descriptor 3 for Run.
+//
+// Where rein may create a PID namespace (it runs as root: the kernel asks
+// for CAP_SYS_ADMIN), the reaper is also that namespace's init. The
+// command could otherwise kill its reaper, its parent, as the same user,
+// and orphan what it left to the host's init; an init cannot be killed
+// from inside its namespace, and when it exits every process of the
+// namespace dies with it.
 //
 // The reaper is started by re-executing /proc/self/exe, so it works in
 // any program that imports this package, with no call from main: the
@@ -161,12 +170,28 @@ func sweep() {
 	}
 }
 
-// killChildren sends SIGKILL to every child of this process.
+// killChildren sends SIGKILL to every child of this process. As the init
+// of a PID namespace (pid 1) the reaper kills every process of the
+// namespace at once, which are all below it; /proc is the host's there,
+// and its pids are not the namespace's.
 func killChildren() {
+	if os.Getpid() == 1 {
+		_ = syscall.Kill(-1, syscall.SIGKILL)
+		return
+	}
 	for _, pid := range childrenOf(os.Getpid()) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+// reaperNS reports, once per process, whether the reaper can be started
+// in a PID namespace of its own here; it tries.
+var reaperNS = sync.OnceValue(func() bool {
+	cmd := exec.Command(reaperExe, "true")
+	cmd.Args[0] = reaperArg0
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL}
+	return cmd.Run() == nil
+})
 
 // childrenOf returns the children of process parent, found in /proc by
 // their parent pid.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -16,6 +18,9 @@ func orphanRunners(t *testing.T) map[string]*Runner {
 	t.Helper()
 	rs := runners(t)
 	rs["full-access"] = NewModeRunner(Detect(), ModeFullAccess)
+	noNS := NewModeRunner(Detect(), ModeFullAccess)
+	noNS.noPIDNS = true
+	rs["full-access-without-pidns"] = noNS
 	return rs
 }
 
@@ -103,5 +108,44 @@ func TestReaperResult(t *testing.T) {
 		if _, err, ok := reaperResult([]byte(b)); ok || err != nil {
 			t.Errorf("%q: %v %v", b, err, ok)
 		}
+	}
+}
+
+// TestReaperSurvivesTheCommand: a command on the host cannot orphan what
+// it started by killing its reaper, where the reaper is the init of a
+// PID namespace; elsewhere the result says processes may be left.
+func TestReaperSurvivesTheCommand(t *testing.T) {
+	for _, ns := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pidns=%v", ns), func(t *testing.T) {
+			r := NewModeRunner(Report{Isolation: IsolationNone}, ModeFullAccess)
+			r.noPIDNS = !ns
+			marker := sleepMarker()
+			script := fmt.Sprintf(`setsid sleep %s </dev/null >/dev/null 2>&1 & kill -9 $PPID; kill -9 1; echo done`, marker)
+			var out bytes.Buffer
+			res, err := r.Run(context.Background(), Command{Args: []string{"sh", "-c", script}, Workspace: t.TempDir(), Output: &out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pids := survivors(t, marker)
+			for _, p := range pids {
+				if pid, err := strconv.Atoi(p); err == nil {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			if !ns || !reaperNS() {
+				// The command can kill its reaper: the result must say
+				// what may be left.
+				if len(pids) > 0 && !res.Unreaped {
+					t.Errorf("processes survived (%v) and the result %+v does not say so", pids, res)
+				}
+				if ns {
+					t.Skip("no PID namespace for the reaper here (rein is not root)")
+				}
+				return
+			}
+			if res.Unreaped || len(pids) > 0 || !strings.Contains(out.String(), "done") {
+				t.Errorf("result %+v, output %q, survivors %v", res, out.String(), pids)
+			}
+		})
 	}
 }
