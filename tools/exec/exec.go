@@ -175,7 +175,7 @@ func isolationNote(r *sandbox.Runner) string {
 
 // hostNote says what a command on the host is not kept from, since only
 // bubblewrap enforces it; what still holds is said too.
-const hostNote = "Not enforced without the sandbox: the network, writes outside the workspace, writes to its .git (hooks, config), and the deny list. Still enforced: the environment holds only allow-listed variables, and every process the command starts is killed when the call ends."
+const hostNote = "Not enforced without the sandbox: it has the network, can write outside the workspace and the workspace's .git (hooks, config), and secret files such as .env are not masked. Still enforced: the environment holds only allow-listed variables, and every process the command starts is killed when the call ends."
 
 // denyNote says what the deny list keeps from commands, when the sandbox
 // enforces it.
