@@ -20,8 +20,9 @@ type Isolation string
 // Isolation levels.
 const (
 	// IsolationNone runs commands as plain subprocesses: the environment is
-	// scrubbed and the process group is killed at the end, but the command
-	// sees the network and can write wherever the user can.
+	// an allow-list and every process the command started is killed at the
+	// end, but the command sees the network and can write wherever the
+	// user can.
 	IsolationNone Isolation = "none"
 	// IsolationBwrap runs commands inside bubblewrap: no network, the
 	// system read-only, the workspace read-write, a private /tmp, and a
