@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +20,9 @@ import (
 
 // execRun runs `rein run --exec` with a scripted model whose rounds each
 // call exec with one of commands, in workspace ws and sandbox mode mode,
-// with env added to a clean environment, and returns the content of each
-// exec result in order.
-func execRun(t *testing.T, ws, mode string, env []string, commands ...string) []string {
+// with config as its config file (when not ""), with env added to a clean
+// environment, and returns the content of each exec result in order.
+func execRun(t *testing.T, ws, mode, config string, env []string, commands ...string) []string {
 	t.Helper()
 	bin := reinBinary(t)
 	dir := t.TempDir()
@@ -48,6 +49,14 @@ func execRun(t *testing.T, ws, mode string, env []string, commands ...string) []
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local/share"), "LANG=C.UTF-8",
 	}, env...)
+	if config != "" {
+		if err := os.MkdirAll(filepath.Join(home, ".config/rein"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, ".config/rein/config.toml"), []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -138,7 +147,7 @@ func TestExecCannotWriteGit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := tc.ws(t)
 			config, _ := os.ReadFile(filepath.Join(ws, ".git/config"))
-			res := execRun(t, ws, "workspace-write", nil,
+			res := execRun(t, ws, "workspace-write", "", nil,
 				tc.command+"; printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config; echo ok > proof.txt")
 			for _, p := range tc.absent {
 				if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
@@ -166,7 +175,12 @@ func TestExecEnvironmentIsAnAllowList(t *testing.T) {
 	}
 	for _, mode := range execModes(t) {
 		t.Run(mode, func(t *testing.T) {
-			res := execRun(t, t.TempDir(), mode, secrets, "env; echo END")
+			// The config file may add a name; only that one passes.
+			env := append(slices.Clone(secrets), "REIN_SEC_LISTED=listed-value")
+			res := execRun(t, t.TempDir(), mode, "[sandbox]\nenv = [\"REIN_SEC_LISTED\"]\n", env, "env; echo END")
+			if !strings.Contains(res[0], "REIN_SEC_LISTED=listed-value") {
+				t.Errorf("the variable [sandbox] env names did not reach exec:\n%s", res[0])
+			}
 			for _, kv := range secrets {
 				name, _, _ := strings.Cut(kv, "=")
 				if strings.Contains(res[0], name+"=") {
@@ -199,7 +213,7 @@ sleep 0.3; echo spawned`, a, b)
 			// "[.]" keeps grep and this script from matching themselves.
 			look := fmt.Sprintf(`for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c -e 'sleep %s' -e 'sleep %s' || true`,
 				strings.Replace(a, ".", "[.]", 1), strings.Replace(b, ".", "[.]", 1))
-			res := execRun(t, t.TempDir(), mode, nil, spawn, look)
+			res := execRun(t, t.TempDir(), mode, "", nil, spawn, look)
 			if !strings.Contains(res[0], "spawned") {
 				t.Fatalf("the command did not run:\n%s", res[0])
 			}
