@@ -97,21 +97,25 @@ func findGit(ctx context.Context, ws string, deny *DenyList) (gitSetup, error) {
 		}
 		return filepath.Join(ws, rel), true, nil
 	}
-	err = filepath.WalkDir(ws, func(p string, e fs.DirEntry, err error) error {
+	// The walk is of the resolved workspace, which WalkDir enters even when
+	// ws is a link to it; the paths bound are under ws, where the sandbox
+	// shows the workspace.
+	err = filepath.WalkDir(real, func(hp string, e fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
 		if err != nil {
 			// What rein cannot read, the sandbox cannot either.
-			if e != nil && e.IsDir() && p != ws {
+			if e != nil && e.IsDir() && hp != real {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if p == ws {
+		if hp == real {
 			return nil
 		}
-		rel := filepath.ToSlash(p[len(ws)+1:])
+		p := filepath.Join(ws, hp[len(real)+1:])
+		rel := filepath.ToSlash(hp[len(real)+1:])
 		if deny.deniesRead(rel) {
 			if e.IsDir() {
 				return fs.SkipDir

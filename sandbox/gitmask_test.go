@@ -179,3 +179,22 @@ func TestFindGitSkipsWhatTheDenyListMasks(t *testing.T) {
 		t.Errorf("findGit = %+v, want ro %q", g, want)
 	}
 }
+
+// TestFindGitThroughALinkedWorkspace: a workspace given by a link to it is
+// walked all the same, and its repositories bound where the sandbox shows
+// them.
+func TestFindGitThroughALinkedWorkspace(t *testing.T) {
+	real := gitTree(t, map[string]string{".git/HEAD": "x", "a/.git/HEAD": "x"})
+	ws := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, ws); err != nil {
+		t.Fatal(err)
+	}
+	g, err := findGit(context.Background(), ws, DefaultDenyList())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(ws, ".git"), filepath.Join(ws, "a/.git")}
+	if strings.Join(g.ro, ",") != strings.Join(want, ",") || g.placeholder != "" {
+		t.Errorf("findGit = %+v, want ro %q", g, want)
+	}
+}
