@@ -181,9 +181,9 @@ func (r *Runner) Mode() Mode { return r.mode }
 // on the host it runs under a reaper (reaper.go) that every process it
 // leaves is reparented to. Everything it started is killed with SIGKILL
 // when it exits, times out or ctx ends, so no process outlives it, setsid
-// and double forks included. A command that ran returns a nil error whatever its exit
-// status; errors are for commands that could not start (ErrStart) or be
-// waited for.
+// and double forks included. A command that ran returns a nil error
+// whatever its exit status; errors are for commands that could not start
+// (ErrStart) or be waited for.
 func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 	if len(c.Args) == 0 {
 		return Result{}, fmt.Errorf("sandbox: %w: no program given", ErrStart)
@@ -314,31 +314,7 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		select {
 		case <-runCtx.Done():
 			killed.Store(true)
-			if status == nil {
-				// bwrap's child is the namespace's init: killed, it
-				// takes every process of the namespace with it before
-				// bwrap sees it exit, so once Run returns none is
-				// left. Killing bwrap first would let Run return while
-				// the kernel is still ending them.
-				if nsinit.kill() {
-					select {
-					case <-exited:
-						return
-					case <-time.After(reaperGrace):
-					}
-				}
-				killGroup(pid)
-				return
-			}
-			// The reaper kills everything below it, escaped from the
-			// group or not, and exits; a SIGKILL to the group would
-			// kill the reaper first and orphan the escaped.
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(reaperGrace):
-				killGroup(pid)
-			}
+			stop(pid, status != nil, nsinit, exited)
 		case <-exited:
 		}
 	}()
@@ -395,6 +371,30 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		return res, fmt.Errorf("sandbox: waiting for %s: %w", c.Args[0], werr)
 	}
 	return res, nil
+}
+
+// stop ends a command that timed out or was cancelled, and everything it
+// started, and returns once the command has exited (or been killed).
+// exited is closed when it has.
+func stop(pid int, reaped bool, nsinit *nsInit, exited <-chan struct{}) {
+	if reaped {
+		// The reaper kills everything below it, escaped from the group
+		// or not, and exits; a SIGKILL to the group would kill the
+		// reaper first and orphan the escaped.
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	} else if !nsinit.kill() {
+		killGroup(pid)
+		return
+	}
+	// bwrap's child is the namespace's init: killed, it takes every
+	// process of the namespace with it before bwrap sees it exit, so once
+	// Run returns none is left. Killing bwrap first would let Run return
+	// while the kernel is still ending them.
+	select {
+	case <-exited:
+	case <-time.After(reaperGrace):
+		killGroup(pid)
+	}
 }
 
 // findProgram returns an error when program cannot be run: looked up on

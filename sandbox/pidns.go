@@ -58,8 +58,11 @@ func watchInit(r *os.File) *nsInit {
 }
 
 // kill sends SIGKILL to the namespace's init, which ends the namespace.
-// It reports whether the init was known.
+// It reports whether the init was known; a nil n knows none.
 func (n *nsInit) kill() bool {
+	if n == nil {
+		return false
+	}
 	select {
 	case <-n.ready:
 	default:
