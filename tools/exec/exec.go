@@ -168,7 +168,7 @@ func isolationNote(r *sandbox.Runner) string {
 	case r.Mode() == sandbox.ModeFullAccess:
 		return "It runs on the host with full access: the network, and every file the user can write. " + hostNote
 	case r.Report().Isolated():
-		return "It runs in a sandbox: no network, the system read-only, only the workspace writable (not its .git), and a private /tmp that is emptied afterwards."
+		return "It runs in a sandbox: no network, the system read-only, only the workspace writable but not its .git (git can read the repository, not commit or change it), and a private /tmp that is emptied afterwards."
 	}
 	return "It runs on the host without isolation, after the user approves it. " + hostNote
 }
