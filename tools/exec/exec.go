@@ -253,7 +253,14 @@ type result struct {
 	// Unreaped: processes the command started may have outlived it
 	// (sandbox.Result.Unreaped).
 	Unreaped bool `json:"unreaped,omitempty"`
+	// Unenforced names what only bubblewrap keeps from a command, when
+	// the command ran without it (unenforced).
+	Unenforced []string `json:"unenforced,omitempty"`
 }
+
+// unenforced is what a command on the host is not kept from, as the
+// result's meta lists it for UIs; hostNote says it to the model.
+var unenforced = []string{"network", "writes outside the workspace", "writes to the workspace's .git", "deny list"}
 
 // run runs c, streaming its output to call.Partial, and describes how it
 // ended: a first line with the exit code (or the timeout), then the
@@ -295,13 +302,17 @@ func run(ctx context.Context, call tool.Call, opts Options, c sandbox.Command, n
 	if text == "" {
 		text = "(no output)"
 	}
-	meta, _ := json.Marshal(result{
+	r := result{
 		ExitCode: res.ExitCode, Limit: res.Limit, TimedOut: res.TimedOut, Canceled: res.Canceled,
 		DurationMS: res.Duration.Milliseconds(), CutBytes: out.cut(),
 		Isolation: string(opts.Runner.Report().Isolation),
 		Sandbox:   string(opts.Runner.Mode()),
 		Unreaped:  res.Unreaped,
-	})
+	}
+	if !opts.Runner.Report().Isolated() {
+		r.Unenforced = unenforced
+	}
+	meta, _ := json.Marshal(r)
 	return tool.Output{
 		Text:   head + "\n" + text,
 		Meta:   meta,

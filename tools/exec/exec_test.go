@@ -489,3 +489,20 @@ func TestExecLeavesNoDaemon(t *testing.T) {
 		})
 	}
 }
+
+// TestResultSaysWhatIsNotEnforced: a command that ran without bubblewrap
+// says in its result's meta what only the sandbox would have kept from it.
+func TestResultSaysWhatIsNotEnforced(t *testing.T) {
+	for name, r := range runners(t) {
+		t.Run(name, func(t *testing.T) {
+			out, _ := call(t, context.Background(), Exec(workspace(t), Options{Runner: r}), map[string]any{"command": "true"})
+			var meta result
+			if err := json.Unmarshal(out.Meta, &meta); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := len(meta.Unenforced) > 0, !r.Report().Isolated(); got != want || (want && meta.Unenforced[0] != "network") {
+				t.Errorf("meta %s: unenforced listed %v, want %v", out.Meta, got, want)
+			}
+		})
+	}
+}
