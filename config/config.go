@@ -87,6 +87,11 @@
 //	deny_read      = ["secrets/**", "*.key"]  # neither read nor written, beside the defaults
 //	deny_write     = ["Makefile"]             # read but not written, beside the defaults
 //	allow          = ["**/.env.example"]      # exempt; a default pattern listed here is removed
+//	env            = ["GOFLAGS", "NODE_OPTIONS"]  # variables commands see, beside the defaults
+//
+// Commands see only PATH, HOME, LANG, LC_*, TERM, TZ, USER, SHELL and
+// TMPDIR of rein's environment (sandbox.CommandEnvNames), plus the names
+// env lists: each one exact variable name, passed whatever it holds.
 //
 // A key left out keeps the default (sandbox.Limits, sandbox.DenyRules). A
 // size is a whole number of bytes, or a string of a number and a unit:
@@ -160,6 +165,9 @@ type Sandbox struct {
 	DenyWrite []string `toml:"deny_write"`
 	// Allow are paths exempt from the deny list, defaults included.
 	Allow []string `toml:"allow"`
+	// Env are the names of further variables of rein's environment that
+	// commands see (sandbox.Options.Env).
+	Env []string `toml:"env"`
 
 	// errs are what UnmarshalTOML found wrong, reported by check.
 	errs []error
@@ -169,7 +177,7 @@ type Sandbox struct {
 const NoLimit = -1
 
 // SandboxKeys are the settings of the [sandbox] table.
-var SandboxKeys = []string{"memory", "cpu_time", "max_processes", "max_file_size", "max_open_files", "deny_read", "deny_write", "allow"}
+var SandboxKeys = []string{"memory", "cpu_time", "max_processes", "max_file_size", "max_open_files", "deny_read", "deny_write", "allow", "env"}
 
 // Options returns the table as package sandbox takes it, for
 // sandbox.OpenOptions (Deny) and sandbox.NewRunnerOptions (Limits).
@@ -187,6 +195,7 @@ func (s *Sandbox) Options() sandbox.Options {
 			Write: slices.Clone(s.DenyWrite),
 			Allow: slices.Clone(s.Allow),
 		},
+		Env: slices.Clone(s.Env),
 	}
 }
 

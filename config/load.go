@@ -358,6 +358,8 @@ func (s *Sandbox) UnmarshalTOML(v any) error {
 			s.DenyWrite, err = parsePatterns(k, v)
 		case "allow":
 			s.Allow, err = parsePatterns(k, v)
+		case "env":
+			s.Env, err = parseEnvNames(v)
 		default:
 			s.errs = append(s.errs, fmt.Errorf("unknown setting sandbox.%s (the [sandbox] settings are %s)", k, strings.Join(SandboxKeys, ", ")))
 		}
@@ -529,6 +531,33 @@ func parsePatterns(key string, v any) ([]string, error) {
 			continue
 		}
 		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// parseEnvNames reads sandbox.env, the list of variable names commands
+// see beside the defaults; each bad entry is named with its index.
+func parseEnvNames(v any) ([]string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, errors.New(`want a list of variable names, such as ["GOFLAGS", "NODE_OPTIONS"]`)
+	}
+	out := make([]string, 0, len(list))
+	var errs patternErrors
+	for i, e := range list {
+		n, ok := e.(string)
+		if !ok {
+			errs = append(errs, fmt.Errorf("sandbox: env[%d] %s: %s, not a variable name; want a name such as \"GOFLAGS\"", i, show(e), tomlType(e)))
+			continue
+		}
+		if err := sandbox.CheckEnvName(n); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox: env[%d]: %w", i, err))
+			continue
+		}
+		out = append(out, n)
 	}
 	if len(errs) > 0 {
 		return nil, errs

@@ -317,6 +317,7 @@ max_open_files = "none"
 deny_read      = ["secrets/**", "*.key"]
 deny_write     = ["Makefile", "/ci/"]
 allow          = ["**/.env.example"]
+env            = ["GOFLAGS", "NODE_OPTIONS"]
 `)
 	if err != nil {
 		t.Fatal(err)
@@ -324,6 +325,7 @@ allow          = ["**/.env.example"]
 	want := Sandbox{
 		Memory: 512 << 20, CPUTime: 90 * time.Second, MaxProcesses: 256, MaxFileSize: 1 << 20, MaxOpenFiles: NoLimit,
 		DenyRead: []string{"secrets/**", "*.key"}, DenyWrite: []string{"Makefile", "/ci/"}, Allow: []string{"**/.env.example"},
+		Env: []string{"GOFLAGS", "NODE_OPTIONS"},
 	}
 	if !reflect.DeepEqual(f.Sandbox, want) {
 		t.Errorf("got  %+v\nwant %+v", f.Sandbox, want)
@@ -332,6 +334,7 @@ allow          = ["**/.env.example"]
 	wantOpts := sandbox.Options{
 		Limits: sandbox.Limits{Memory: 512 << 20, CPU: 90 * time.Second, Procs: 256, FileSize: 1 << 20, OpenFiles: -1},
 		Deny:   sandbox.DenyRules{Read: want.DenyRead, Write: want.DenyWrite, Allow: want.Allow},
+		Env:    want.Env,
 	}
 	if !reflect.DeepEqual(o, wantOpts) {
 		t.Errorf("Options() = %+v\nwant %+v", o, wantOpts)
@@ -461,7 +464,7 @@ func TestParseRejectsSandboxValues(t *testing.T) {
 		want       []string
 	}{
 		{"unknown key", "[sandbox]\nmemroy = \"1G\"",
-			[]string{"unknown setting sandbox.memroy (the [sandbox] settings are memory, cpu_time, max_processes, max_file_size, max_open_files, deny_read, deny_write, allow)"}},
+			[]string{"unknown setting sandbox.memroy (the [sandbox] settings are memory, cpu_time, max_processes, max_file_size, max_open_files, deny_read, deny_write, allow, env)"}},
 		{"a subtable", "[sandbox.limits]\nmemory = \"1G\"", []string{"unknown setting sandbox.limits"}},
 		{"not a table", "sandbox = true", []string{"sandbox: want a table ([sandbox] with memory, cpu_time", "not a boolean"}},
 		{"unknown unit", "[sandbox]\nmemory = \"2XB\"", []string{`sandbox: memory "2XB": unknown unit "XB"; ` + sizeHint}},
@@ -498,6 +501,10 @@ func TestParseRejectsSandboxValues(t *testing.T) {
 		{"an unclosed bracket", "[sandbox]\ndeny_read = [\"[ab\"]", []string{`sandbox: deny_read[0] "[ab": not a valid glob`}},
 		{"an unclosed brace", "[sandbox]\nallow = [\"{a,b\"]", []string{`sandbox: allow[0] "{a,b": not a valid glob`}},
 		{"a trailing backslash", "[sandbox]\nallow = ['a\\']", []string{`sandbox: allow[0] "a\\": not a valid glob (an unclosed "[" or "{", or a "\" at the end)`}},
+		{"env not a list", "[sandbox]\nenv = \"GOFLAGS\"", []string{`sandbox: env "GOFLAGS": want a list of variable names, such as ["GOFLAGS", "NODE_OPTIONS"]`}},
+		{"an env name not a string", "[sandbox]\nenv = [\"A\", 1]", []string{`sandbox: env[1] 1: an integer, not a variable name`}},
+		{"an env assignment", "[sandbox]\nenv = [\"A=1\"]", []string{`sandbox: env[0]: "A=1" is not a variable name`}},
+		{"an env pattern", "[sandbox]\nenv = [\"OK\", \"NODE_*\", \"\"]", []string{`sandbox: env[1]: "NODE_*" is not a variable name`, `sandbox: env[2]: an empty name`}},
 		{"every bad value is named", "[sandbox]\nmemory = \"lots\"\ncpu_time = \"long\"\ndeny_read = [\"..\", \"a/../b\"]\nbogus = 1",
 			[]string{`sandbox: memory "lots"`, `sandbox: cpu_time "long"`, `sandbox: deny_read[0] ".."`, `sandbox: deny_read[1] "a/../b"`, "unknown setting sandbox.bogus"}},
 		{"beside another table's error", "model = \"x\"\n[sandbox]\nmemory = 0", []string{`model "x"`, "sandbox: memory 0"}},

@@ -20,8 +20,9 @@ type Isolation string
 // Isolation levels.
 const (
 	// IsolationNone runs commands as plain subprocesses: the environment is
-	// scrubbed and the process group is killed at the end, but the command
-	// sees the network and can write wherever the user can.
+	// an allow-list and every process the command started is killed at the
+	// end, but the command sees the network and can write wherever the
+	// user can.
 	IsolationNone Isolation = "none"
 	// IsolationBwrap runs commands inside bubblewrap: no network, the
 	// system read-only, the workspace read-write, a private /tmp, and a
@@ -243,15 +244,17 @@ type setup struct {
 	hidden string
 	// prefix runs the command: prlimit and its options.
 	prefix []string
+	// git keeps the workspace's repositories read-only.
+	git gitSetup
 }
 
 // bwrapArgs returns bwrap's arguments for c: every namespace unshared (so
 // no network) and every capability dropped, the system read-only, a
 // private /tmp and /dev and /proc, then the workspace (read-only when
-// readOnly) and further binds, then the masks of the deny list, in that
-// order, so a workspace under /tmp is bound on top of the private /tmp, a
-// writable bind inside a read-only workspace stays writable, and a mask
-// covers whatever is below it.
+// readOnly) and further binds, then the masks of the deny list, then the
+// workspace's .git read-only, in that order, so a workspace under /tmp is
+// bound on top of the private /tmp, a writable bind inside a read-only
+// workspace stays writable, and a mask covers whatever is below it.
 func bwrapArgs(c Command, readOnly bool, s setup) []string {
 	args := []string{
 		"--unshare-all",
@@ -286,6 +289,8 @@ func bwrapArgs(c Command, readOnly bool, s setup) []string {
 		// The host's home is not there; programs that write to ~ get the
 		// private /tmp.
 		"--setenv", "HOME", "/tmp",
+		// The host's TMPDIR is not there either.
+		"--setenv", "TMPDIR", "/tmp",
 	)
 	if readOnly {
 		args = append(args, "--ro-bind", c.Workspace, c.Workspace)
@@ -300,6 +305,7 @@ func bwrapArgs(c Command, readOnly bool, s setup) []string {
 		}
 	}
 	args = append(args, maskArgs(c.Workspace, s)...)
+	args = append(args, gitArgs(s.git)...)
 	dir := c.Dir
 	if dir == "" {
 		dir = c.Workspace

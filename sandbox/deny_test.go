@@ -358,8 +358,13 @@ func TestBwrapMasksTheDenyList(t *testing.T) {
 				}
 			}
 			if mode == ModeWorkspaceWrite {
-				if res, out := script("echo ok > new.txt && echo x > .git/HEAD2 && cat new.txt"); res.ExitCode != 0 || out != "ok\n" {
+				if res, out := script("echo ok > new.txt && cat new.txt"); res.ExitCode != 0 || out != "ok\n" {
 					t.Errorf("writing elsewhere: %+v %q", res, out)
+				}
+				// The whole .git is read-only (DESIGN §7.3), not only the
+				// paths the deny list names.
+				if res, out := script("echo x > .git/HEAD2"); res.ExitCode == 0 {
+					t.Errorf("writing .git/HEAD2 succeeded: %q", out)
 				}
 			}
 			if entries, _ := filepath.Glob(filepath.Join(os.TempDir(), "rein-deny-*")); len(entries) > 0 {

@@ -39,7 +39,8 @@ type Command struct {
 	// Dir is the working directory; empty means Workspace. It must be
 	// inside Workspace or a Bind.
 	Dir string
-	// Env is added to the scrubbed environment, as "NAME=value".
+	// Env is added to the environment, as "NAME=value", after the
+	// variables CommandEnv keeps of rein's.
 	Env []string
 	// Binds are further directories the command sees (such as a build
 	// cache); without bubblewrap they are visible anyway.
@@ -72,6 +73,25 @@ type Result struct {
 	// here: a failed allocation is the program's to report.
 	Limit    string
 	Duration time.Duration
+	// Unreaped reports that, on the host, the reaper that ends what the
+	// command leaves behind was killed before it could (by the command
+	// itself: it runs as the same user), so processes the command started
+	// may still run. Inside bubblewrap it is always false.
+	Unreaped bool
+}
+
+// reaperGrace is how long Run waits, after a timeout or cancellation, for
+// the reaper of a command on the host to end it and what it started
+// before killing the process group itself.
+const reaperGrace = 5 * time.Second
+
+// exitCode is the exit status of ws, or -1 when a signal ended it, as
+// os.ProcessState.ExitCode says.
+func exitCode(ws syscall.WaitStatus) int {
+	if ws.Exited() {
+		return ws.ExitStatus()
+	}
+	return -1
 }
 
 // pipeGrace is how long Run waits for output after the command and its
@@ -86,6 +106,11 @@ type Runner struct {
 	report Report
 	mode   Mode
 	limits Limits
+	// env are the names Options.Env adds to the command's environment.
+	env []string
+	// noPIDNS keeps the reaper out of a PID namespace, as where rein is
+	// not root; tests use it to cover that path when they run as root.
+	noPIDNS bool
 	// cred runs bwrap as another user; tests use it to see the process
 	// limit bind when they run as root.
 	cred *syscall.Credential
@@ -117,7 +142,15 @@ func NewRunnerOptions(r Report, m Mode, o Options) *Runner {
 			r.LimitsReason = limitsHost
 		}
 	}
-	return &Runner{report: r, mode: m, limits: o.Limits.withDefaults()}
+	var env []string
+	for _, n := range o.Env {
+		// A bad name could match no variable anyway; the config file
+		// refuses it with CheckEnvName before it gets here.
+		if CheckEnvName(n) == nil {
+			env = append(env, n)
+		}
+	}
+	return &Runner{report: r, mode: m, limits: o.Limits.withDefaults(), env: env}
 }
 
 // Limits returns the limits the runner's commands run under, defaults
@@ -144,11 +177,13 @@ func (r *Runner) Report() Report { return r.report }
 func (r *Runner) Mode() Mode { return r.mode }
 
 // Run runs c and waits for it. The command gets its own process group
-// (inside bubblewrap, its own process namespace), which is killed with
-// SIGKILL when the command exits, times out or ctx ends, so no child
-// outlives it. A command that ran returns a nil error whatever its exit
-// status; errors are for commands that could not start (ErrStart) or be
-// waited for.
+// and, inside bubblewrap, its own process namespace, which ends with it;
+// on the host it runs under a reaper (reaper.go) that every process it
+// leaves is reparented to. Everything it started is killed with SIGKILL
+// when it exits, times out or ctx ends, so no process outlives it, setsid
+// and double forks included. A command that ran returns a nil error
+// whatever its exit status; errors are for commands that could not start
+// (ErrStart) or be waited for.
 func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 	if len(c.Args) == 0 {
 		return Result{}, fmt.Errorf("sandbox: %w: no program given", ErrStart)
@@ -166,6 +201,11 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		prefix = prlimitArgs(r.report.Prlimit, r.limits.resources(c.Timeout, r.ProcLimit()))
 	}
 	var cmd *exec.Cmd
+	// status is where the reaper of a command on the host reports it
+	// (reaper.go); report is the end the reaper writes.
+	var status, report *os.File
+	// info is where bwrap reports its child, infoW the end it writes.
+	var info, infoW *os.File
 	if r.report.Isolated() {
 		s := setup{prefix: prefix}
 		deny := c.Deny
@@ -176,30 +216,50 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		if s.masks, err = deny.masks(ctx, c.Workspace, readOnly); err != nil {
 			return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
 		}
+		if !readOnly {
+			// A read-only workspace keeps its .git read-only already,
+			// and nothing can be created in it.
+			if s.git, err = findGit(ctx, c.Workspace, deny); err != nil {
+				return Result{}, fmt.Errorf("sandbox: %w: keeping the workspace's .git read-only: %w", ErrStart, err)
+			}
+			defer acquirePlaceholder(&s.git, c.Workspace)()
+		}
 		if slices.ContainsFunc(s.masks, func(m mask) bool { return !m.writeOnly }) {
 			if s.hidden, err = makeHidden(); err != nil {
 				return Result{}, fmt.Errorf("sandbox: %w: masking the deny list: %w", ErrStart, err)
 			}
 			defer os.RemoveAll(s.hidden)
 		}
-		cmd = exec.Command(r.report.Bwrap, bwrapArgs(c, readOnly, s)...)
+		if info, infoW, err = os.Pipe(); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
+		}
+		defer infoW.Close()
+		// bwrap reports on descriptor 3 its child, the init of the
+		// command's PID namespace (pidns.go).
+		cmd = exec.Command(r.report.Bwrap, append([]string{"--info-fd", "3"}, bwrapArgs(c, readOnly, s)...)...)
+		cmd.ExtraFiles = []*os.File{infoW}
 	} else {
 		dir := c.Dir
 		if dir == "" {
 			dir = c.Workspace
 		}
-		if prefix != nil {
-			// prlimit would start the program itself; a missing one is
-			// still refused here, as exec.Cmd does.
-			if err := findProgram(c.Args[0], dir); err != nil {
-				return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
-			}
+		// The reaper would start the program itself; a missing one is
+		// still refused here, as exec.Cmd does.
+		if err := findProgram(c.Args[0], dir); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
 		}
-		args := append(slices.Clone(prefix), c.Args...)
-		cmd = exec.Command(args[0], args[1:]...)
+		var err error
+		if status, report, err = os.Pipe(); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w: starting the process reaper: %w", ErrStart, err)
+		}
+		defer status.Close()
+		defer report.Close()
+		cmd = exec.Command(reaperExe)
+		cmd.Args = append(append([]string{reaperArg0}, prefix...), c.Args...)
+		cmd.ExtraFiles = []*os.File{report}
 		cmd.Dir = dir
 	}
-	cmd.Env = append(ScrubEnv(os.Environ()), c.Env...)
+	cmd.Env = append(CommandEnv(os.Environ(), r.env), c.Env...)
 	cmd.Stdin = c.Stdin
 	out := c.Output
 	if out == nil {
@@ -207,14 +267,36 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 	}
 	// One writer for both: os/exec then never calls Write concurrently.
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: r.cred}
+	// If rein dies, bwrap is killed, and its namespace with it; the
+	// reaper is asked to end what it holds, which a SIGKILL would let go.
+	death := syscall.SIGKILL
+	if status != nil {
+		death = syscall.SIGTERM
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: death, Credential: r.cred}
+	if status != nil && !r.noPIDNS && reaperNS() {
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
+	}
 	cmd.WaitDelay = pipeGrace
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		if info != nil {
+			info.Close()
+		}
 		return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, err)
 	}
 	pid := cmd.Process.Pid
+	var nsinit *nsInit
+	if info != nil {
+		infoW.Close()
+		nsinit = watchInit(info)
+	}
+	if report != nil {
+		// Only the reaper holds the end it writes, so the read below
+		// ends when the reaper does.
+		report.Close()
+	}
 
 	runCtx := ctx
 	if c.Timeout > 0 {
@@ -232,7 +314,7 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		select {
 		case <-runCtx.Done():
 			killed.Store(true)
-			killGroup(pid)
+			stop(pid, status != nil, nsinit, exited)
 		case <-exited:
 		}
 	}()
@@ -254,7 +336,27 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 		werr = cmd.Wait()
 	}
 
+	if nsinit != nil {
+		nsinit.wait(pipeGrace)
+	}
 	res := Result{Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if status != nil {
+		_ = status.SetReadDeadline(time.Now().Add(pipeGrace))
+		b, _ := io.ReadAll(io.LimitReader(status, 4096))
+		got, startErr, ok := reaperResult(b)
+		switch {
+		case startErr != nil:
+			return Result{}, fmt.Errorf("sandbox: %w: %w", ErrStart, startErr)
+		case ok:
+			ws = got
+			res.ExitCode = exitCode(ws)
+		default:
+			// Killed before it could report: what the command left
+			// may have been orphaned to init.
+			res.Unreaped = true
+		}
+	}
 	if killed.Load() {
 		if ctx.Err() != nil {
 			res.Canceled = true
@@ -262,13 +364,37 @@ func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
 			res.TimedOut = true
 		}
 	} else if prefix != nil {
-		res.Limit = limitHit(cmd.ProcessState, r.limits, c.Timeout)
+		res.Limit = limitHit(ws, r.limits, c.Timeout)
 	}
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
 		return res, fmt.Errorf("sandbox: waiting for %s: %w", c.Args[0], werr)
 	}
 	return res, nil
+}
+
+// stop ends a command that timed out or was cancelled, and everything it
+// started, and returns once the command has exited (or been killed).
+// exited is closed when it has.
+func stop(pid int, reaped bool, nsinit *nsInit, exited <-chan struct{}) {
+	if reaped {
+		// The reaper kills everything below it, escaped from the group
+		// or not, and exits; a SIGKILL to the group would kill the
+		// reaper first and orphan the escaped.
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	} else if !nsinit.kill() {
+		killGroup(pid)
+		return
+	}
+	// bwrap's child is the namespace's init: killed, it takes every
+	// process of the namespace with it before bwrap sees it exit, so once
+	// Run returns none is left. Killing bwrap first would let Run return
+	// while the kernel is still ending them.
+	select {
+	case <-exited:
+	case <-time.After(reaperGrace):
+		killGroup(pid)
+	}
 }
 
 // findProgram returns an error when program cannot be run: looked up on

@@ -43,3 +43,37 @@ func TestScrubEnvKeepsOrderAndDropsSecrets(t *testing.T) {
 		t.Errorf("ScrubEnv = %q, want %q", got, want)
 	}
 }
+
+func TestCommandEnvIsAnAllowList(t *testing.T) {
+	in := []string{
+		"PATH=/bin", "MYSQL_PWD=pw1", "REDIS_URL=redis://:pw2@h", "SENTRY_DSN=https://k@sentry/1",
+		"CI_JOB_JWT=jwt", "OPENAI_API_KEY=sk-1", "LC_ALL=C.UTF-8", "HOME=/home/u", "LANG=C",
+		"TERM=xterm", "TZ=UTC", "USER=u", "SHELL=/bin/sh", "TMPDIR=/var/tmp", "GOFLAGS=-mod=mod",
+		"=weird", "NOEQUALS", "LCX=1", "PATHX=1",
+	}
+	for _, c := range []struct {
+		extra []string
+		want  []string
+	}{
+		{nil, []string{"PATH=/bin", "LC_ALL=C.UTF-8", "HOME=/home/u", "LANG=C", "TERM=xterm", "TZ=UTC", "USER=u", "SHELL=/bin/sh", "TMPDIR=/var/tmp"}},
+		{[]string{"GOFLAGS"}, []string{"PATH=/bin", "LC_ALL=C.UTF-8", "HOME=/home/u", "LANG=C", "TERM=xterm", "TZ=UTC", "USER=u", "SHELL=/bin/sh", "TMPDIR=/var/tmp", "GOFLAGS=-mod=mod"}},
+	} {
+		if got := CommandEnv(in, c.extra); !slices.Equal(got, c.want) {
+			t.Errorf("CommandEnv(extra %q) = %q, want %q", c.extra, got, c.want)
+		}
+	}
+}
+
+func TestCheckEnvName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"GOFLAGS", true}, {"_X1", true}, {"a_b", true},
+		{"", false}, {"1X", false}, {"A=B", false}, {"NODE_*", false}, {"A B", false}, {"É", false},
+	} {
+		if err := CheckEnvName(c.name); (err == nil) != c.ok {
+			t.Errorf("CheckEnvName(%q) = %v, want ok %v", c.name, err, c.ok)
+		}
+	}
+}

@@ -196,12 +196,27 @@ func TestRunSweepsBackgroundChildrenOnExit(t *testing.T) {
 	}
 }
 
-func TestRunScrubsSecretsFromEnvironment(t *testing.T) {
+// TestRunPassesOnlyAllowedEnvironment: the command's environment is an
+// allow-list, so secrets under names no pattern guesses (MYSQL_PWD,
+// REDIS_URL with a password, SENTRY_DSN, CI_JOB_JWT) do not reach it, nor
+// does any other variable unless Options.Env names it.
+func TestRunPassesOnlyAllowedEnvironment(t *testing.T) {
 	t.Setenv("REIN_TEST_API_KEY", "sk-visible-secret-1")
 	t.Setenv("REIN_TEST_TOKEN", "visible-secret-2")
 	t.Setenv("AWS_ACCESS_KEY_ID", "visible-secret-3")
-	t.Setenv("REIN_TEST_PLAIN", "plain-value")
-	for name, r := range runners(t) {
+	t.Setenv("MYSQL_PWD", "visible-secret-4")
+	t.Setenv("REDIS_URL", "redis://:visible-secret-5@cache:6379")
+	t.Setenv("SENTRY_DSN", "https://visible-secret-6@sentry.example/1")
+	t.Setenv("CI_JOB_JWT", "visible-secret-7")
+	t.Setenv("REIN_TEST_PLAIN", "visible-unlisted")
+	t.Setenv("REIN_TEST_LISTED", "listed-value")
+	t.Setenv("LC_TIME", "C")
+	plain := map[string]*Runner{"plain": NewRunnerOptions(Report{Isolation: IsolationNone}, ModeWorkspaceWrite, Options{Env: []string{"REIN_TEST_LISTED"}})}
+	if r := Detect(); r.Isolated() {
+		plain["bwrap"] = NewRunnerOptions(r, ModeWorkspaceWrite, Options{Env: []string{"REIN_TEST_LISTED"}})
+	}
+	plain["full-access"] = NewRunnerOptions(Detect(), ModeFullAccess, Options{Env: []string{"REIN_TEST_LISTED"}})
+	for name, r := range plain {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
 			_, err := r.Run(context.Background(), Command{
@@ -212,10 +227,10 @@ func TestRunScrubsSecretsFromEnvironment(t *testing.T) {
 				t.Fatal(err)
 			}
 			env := out.String()
-			if strings.Contains(env, "visible-secret") {
-				t.Errorf("a secret reached the command:\n%s", env)
+			if strings.Contains(env, "visible-") {
+				t.Errorf("a variable off the allow-list reached the command:\n%s", env)
 			}
-			for _, want := range []string{"REIN_TEST_PLAIN=plain-value", "EXTRA=given", "PATH="} {
+			for _, want := range []string{"REIN_TEST_LISTED=listed-value", "LC_TIME=C", "EXTRA=given", "PATH="} {
 				if !strings.Contains(env, want) {
 					t.Errorf("%s missing from the environment:\n%s", want, env)
 				}

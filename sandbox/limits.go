@@ -3,7 +3,6 @@ package sandbox
 import (
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -191,14 +190,11 @@ func FormatBytes(n int64) string {
 // as the 128+signal status a shell or bwrap reports. It is "" when no
 // limit is recognised; memory cannot be told from the status, since an
 // allocation that fails is the program's to report.
-func limitHit(ps *os.ProcessState, l Limits, timeout time.Duration) string {
-	if ps == nil {
-		return ""
-	}
+func limitHit(ws syscall.WaitStatus, l Limits, timeout time.Duration) string {
 	sig := syscall.Signal(-1)
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ws.Signaled() {
 		sig = ws.Signal()
-	} else if c := ps.ExitCode(); c > 128 && c < 128+65 {
+	} else if c := exitCode(ws); c > 128 && c < 128+65 {
 		sig = syscall.Signal(c - 128)
 	}
 	switch {

@@ -18,7 +18,8 @@ const (
 	ModeWorkspaceWrite Mode = "workspace-write"
 	// ModeFullAccess runs commands on the host, without bubblewrap and
 	// without asking: they see the network and can write wherever the user
-	// can. The environment is still scrubbed of secrets.
+	// can. The environment is still an allow-list, and no process a
+	// command starts outlives it.
 	ModeFullAccess Mode = "full-access"
 )
 
@@ -43,7 +44,7 @@ func (m Mode) Describe(r Report) string {
 		}
 		return "nothing writes the workspace: the file tools that write are off, and commands run inside bubblewrap with the workspace read-only"
 	case ModeFullAccess:
-		return "commands run on the host without a sandbox and without asking: with the network, and able to write wherever you can (their environment is still scrubbed of secrets)"
+		return "commands run on the host without a sandbox and without asking: with the network, and able to write wherever you can (their environment is still an allow-list, and no process they start outlives them)"
 	}
 	if !r.Isolated() {
 		return "the file tools write the workspace; commands run on the host without a sandbox, each after you approve it"

@@ -10,4 +10,8 @@ type Options struct {
 	Limits Limits
 	// Deny adds paths to the deny list or exempts them from it.
 	Deny DenyRules
+	// Env names further variables of rein's environment that commands
+	// see, beside CommandEnvNames and LC_*; each must pass CheckEnvName.
+	// A name listed here passes whatever it holds.
+	Env []string
 }

@@ -3,16 +3,18 @@
 // of python, go or sh in a fresh directory. Both run through a
 // sandbox.Runner, as its sandbox mode says (DESIGN §7.4). In
 // workspace-write mode they run inside bubblewrap when it works here (no
-// network, the system read-only, only the workspace writable), otherwise
-// as plain subprocesses that declare NeedsApproval, so they run only after
-// the user agrees. In read-only mode they run only inside bubblewrap, with
-// the workspace read-only too. In full-access mode they run as plain
-// subprocesses without asking: the user chose it. Whatever the mode, the
-// environment is scrubbed of secrets, every process a command starts is
-// killed when it ends, times out or is cancelled, and the runner's
-// resource limits apply (memory, CPU time, file size, open files, and in
-// bubblewrap processes); a result says which limit stopped a command.
-// Inside bubblewrap the workspace's deny list is masked.
+// network, the system read-only, only the workspace writable and every
+// .git in it read-only, paths not yet created included), otherwise as
+// plain subprocesses that declare NeedsApproval, so they run only after
+// the user agrees, and whose description says what is then not enforced.
+// In read-only mode they run only inside bubblewrap, with the workspace
+// read-only too. In full-access mode they run as plain subprocesses
+// without asking: the user chose it. Whatever the mode, the environment
+// is an allow-list (sandbox.CommandEnv), no process a command starts
+// outlives the call (it ends, times out or is cancelled), and the
+// runner's resource limits apply (memory, CPU time, file size, open
+// files, and in bubblewrap processes); a result says which limit stopped
+// a command. Inside bubblewrap the workspace's deny list is masked.
 package exec
 
 import (
@@ -164,12 +166,16 @@ func isolationNote(r *sandbox.Runner) string {
 	case r.Mode() == sandbox.ModeReadOnly:
 		return "It runs in a read-only sandbox: no network, the system and the workspace read-only, and a private /tmp that is emptied afterwards."
 	case r.Mode() == sandbox.ModeFullAccess:
-		return "It runs on the host with full access: the network, and every file the user can write."
+		return "It runs on the host with full access: the network, and every file the user can write. " + hostNote
 	case r.Report().Isolated():
-		return "It runs in a sandbox: no network, the system read-only, only the workspace writable, and a private /tmp that is emptied afterwards."
+		return "It runs in a sandbox: no network, the system read-only, only the workspace writable but not its .git (git can read the repository, not commit or change it), and a private /tmp that is emptied afterwards."
 	}
-	return "It runs on the host without isolation, after the user approves it."
+	return "It runs on the host without isolation, after the user approves it. " + hostNote
 }
+
+// hostNote says what a command on the host is not kept from, since only
+// bubblewrap enforces it; what still holds is said too.
+const hostNote = "Not enforced without the sandbox: it has the network, can write outside the workspace and the workspace's .git (hooks, config), and secret files such as .env are not masked. Still enforced: the environment holds only allow-listed variables, and every process the command starts is killed when the call ends."
 
 // denyNote says what the deny list keeps from commands, when the sandbox
 // enforces it.
@@ -244,7 +250,17 @@ type result struct {
 	CutBytes   int    `json:"cut_bytes,omitempty"`
 	Isolation  string `json:"isolation"`
 	Sandbox    string `json:"sandbox"`
+	// Unreaped: processes the command started may have outlived it
+	// (sandbox.Result.Unreaped).
+	Unreaped bool `json:"unreaped,omitempty"`
+	// Unenforced names what only bubblewrap keeps from a command, when
+	// the command ran without it (unenforced).
+	Unenforced []string `json:"unenforced,omitempty"`
 }
+
+// unenforced is what a command on the host is not kept from, as the
+// result's meta lists it for UIs; hostNote says it to the model.
+var unenforced = []string{"network", "writes outside the workspace", "writes to the workspace's .git", "deny list"}
 
 // run runs c, streaming its output to call.Partial, and describes how it
 // ended: a first line with the exit code (or the timeout), then the
@@ -277,18 +293,26 @@ func run(ctx context.Context, call tool.Call, opts Options, c sandbox.Command, n
 			head += "; " + m
 		}
 	}
+	if res.Unreaped {
+		head += "; the command killed the process that ends what it leaves behind, so processes it started may still run on the host"
+	}
 	if note != "" {
 		head += "; " + note
 	}
 	if text == "" {
 		text = "(no output)"
 	}
-	meta, _ := json.Marshal(result{
+	r := result{
 		ExitCode: res.ExitCode, Limit: res.Limit, TimedOut: res.TimedOut, Canceled: res.Canceled,
 		DurationMS: res.Duration.Milliseconds(), CutBytes: out.cut(),
 		Isolation: string(opts.Runner.Report().Isolation),
 		Sandbox:   string(opts.Runner.Mode()),
-	})
+		Unreaped:  res.Unreaped,
+	}
+	if !opts.Runner.Report().Isolated() {
+		r.Unenforced = unenforced
+	}
+	meta, _ := json.Marshal(r)
 	return tool.Output{
 		Text:   head + "\n" + text,
 		Meta:   meta,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -311,7 +312,14 @@ func TestExecKillsRunawayAtTimeout(t *testing.T) {
 func TestExecDoesNotSeeSecrets(t *testing.T) {
 	t.Setenv("REIN_EXEC_TEST_TOKEN", "tok-must-not-leak")
 	t.Setenv("OPENAI_API_KEY", "sk-must-not-leak")
-	for name, r := range runners(t) {
+	// Names no pattern would guess: the environment is an allow-list.
+	t.Setenv("MYSQL_PWD", "pw-must-not-leak")
+	t.Setenv("REDIS_URL", "redis://:pw-must-not-leak@cache:6379")
+	t.Setenv("SENTRY_DSN", "https://must-not-leak@sentry.example/1")
+	t.Setenv("CI_JOB_JWT", "jwt-must-not-leak")
+	rs := runners(t)
+	rs["full-access"] = sandbox.NewModeRunner(sandbox.Detect(), sandbox.ModeFullAccess)
+	for name, r := range rs {
 		t.Run(name, func(t *testing.T) {
 			out, _ := call(t, context.Background(), Exec(workspace(t), Options{Runner: r}), map[string]any{"command": "env"})
 			if strings.Contains(out.Text, "must-not-leak") || !strings.Contains(out.Text, "PATH=") {
@@ -432,5 +440,69 @@ func TestReadOnlyExecWithoutBubblewrapFailsClosed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws.Dir(), "f.txt")); err == nil {
 		t.Error("the command ran on the host in read-only mode")
+	}
+}
+
+// TestExecCannotCreateGitPaths: exec in bubblewrap cannot create what the
+// deny list could not mask because it did not exist: a hooks directory,
+// commondir, or a whole .git.
+func TestExecCannotCreateGitPaths(t *testing.T) {
+	r := bwrap(t)
+	for _, tc := range []struct {
+		name, setup, command, absent string
+	}{
+		{"hooks", "mkdir -p .git/objects && echo x > .git/HEAD", "mkdir -p .git/hooks && echo x > .git/hooks/pre-commit", ".git/hooks"},
+		{"commondir", "mkdir -p .git/objects && echo x > .git/HEAD", "echo /tmp/x > .git/commondir", ".git/commondir"},
+		{"a new repository", "true", "mkdir .git && echo '[core]' > .git/config", ".git"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := workspace(t)
+			setup := osexec.Command("sh", "-c", tc.setup)
+			setup.Dir = ws.Dir()
+			if out, err := setup.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v", out, err)
+			}
+			out, _ := call(t, context.Background(), Exec(ws, Options{Runner: r}), map[string]any{"command": tc.command})
+			if _, err := os.Lstat(filepath.Join(ws.Dir(), tc.absent)); err == nil {
+				t.Errorf("%s was created: %s", tc.absent, out.Text)
+			}
+		})
+	}
+}
+
+// TestExecLeavesNoDaemon: a process that left the command's group does
+// not outlive the call, in full-access mode too.
+func TestExecLeavesNoDaemon(t *testing.T) {
+	rs := runners(t)
+	rs["full-access"] = sandbox.NewModeRunner(sandbox.Detect(), sandbox.ModeFullAccess)
+	for name, r := range rs {
+		t.Run(name, func(t *testing.T) {
+			marker := sleepMarker()
+			out, _ := call(t, context.Background(), Exec(workspace(t), Options{Runner: r}),
+				map[string]any{"command": "setsid sleep " + marker + " </dev/null >/dev/null 2>&1 & sleep 0.2; echo started"})
+			if out.Failed || !strings.Contains(out.Text, "started") {
+				t.Errorf("output %+v", out)
+			}
+			if pids := survivors(marker); len(pids) > 0 {
+				t.Errorf("processes outlived the call: %v", pids)
+			}
+		})
+	}
+}
+
+// TestResultSaysWhatIsNotEnforced: a command that ran without bubblewrap
+// says in its result's meta what only the sandbox would have kept from it.
+func TestResultSaysWhatIsNotEnforced(t *testing.T) {
+	for name, r := range runners(t) {
+		t.Run(name, func(t *testing.T) {
+			out, _ := call(t, context.Background(), Exec(workspace(t), Options{Runner: r}), map[string]any{"command": "true"})
+			var meta result
+			if err := json.Unmarshal(out.Meta, &meta); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := len(meta.Unenforced) > 0, !r.Report().Isolated(); got != want || (want && meta.Unenforced[0] != "network") {
+				t.Errorf("meta %s: unenforced listed %v, want %v", out.Meta, got, want)
+			}
+		})
 	}
 }
