@@ -33,11 +33,8 @@ func (s *Store) SavePause(ctx context.Context, st *loop.State) error {
 		}
 		return touch(ctx, tx, threadID, now)
 	})
-	if err != nil {
-		return err
-	}
-	liveDel(st.TurnID)
-	return nil
+	settled(st.TurnID, err)
+	return err
 }
 
 // putPause marks the turn paused with its state and records what it waits
