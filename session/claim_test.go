@@ -229,3 +229,56 @@ func TestATurnWhoseEndIsNotStoredFails(t *testing.T) {
 		})
 	}
 }
+
+// A second process that opens a thread while the first runs a turn with
+// another queued behind it leaves the queued turn to the first: it runs
+// once, after the running one, in the process that queued it.
+func TestAQueuedTurnIsNotTakenByAnotherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rein.db")
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	m := scripted.New(scripted.Script{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{ID: "w1", Name: "work"}}},
+		{Text: "first done"},
+		{Text: "queued done", Expect: []scripted.Expect{{LastUser: &scripted.TextExpect{Contains: "queued"}}}},
+	}}, scripted.RecordRequests())
+	a, closeA := sqlScheduler(t, path, m, gateTool("work", started, release))
+	defer closeA()
+	th, err := a.CreateThread(t.Context(), session.ThreadConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := a.Start(t.Context(), th.ID, llm.UserText("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	queued, err := a.Start(t.Context(), th.ID, llm.UserText("queued"))
+	if err != nil || queued.Status != session.TurnQueued {
+		t.Fatalf("queue a turn: %+v, %v", queued, err)
+	}
+
+	b, closeB := sqlScheduler(t, path, m)
+	defer closeB()
+	if _, err := b.ResumeThread(t.Context(), th.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := b.Active(t.Context(), th.ID); err != nil || ok {
+		t.Fatalf("the second process took a turn of the thread (active %v, %v)", ok, err)
+	}
+	close(release)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for _, id := range []string{first.ID, queued.ID} {
+		if tu, err := a.Wait(ctx, th.ID, id); err != nil || tu.Status != session.TurnCompleted {
+			t.Fatalf("turn %s: %+v, %v", id, tu, err)
+		}
+	}
+	snap, err := b.ReadThread(t.Context(), th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := llm.CheckHistory(snap.Items); err != nil {
+		t.Errorf("history: %v", err)
+	}
+	verify(t, m)
+}
