@@ -117,3 +117,40 @@ func TestAnEndNotRecordedSaysSo(t *testing.T) {
 		})
 	}
 }
+
+// A turn whose end could not be written is recorded as failed, with the
+// write error, when the process closes its store once writes work again:
+// no later load in another process calls it a crash.
+func TestCloseRecordsAnEndNotRecordedBefore(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/rein.db"
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	thread := newThread(t, s)
+	tn, err := s.StartTurn(ctx, thread, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := refuseWrites(t, s)
+	if err := s.FinishTurn(ctx, finished(tn.ID)); err == nil {
+		t.Fatal("the end was written to a store that refuses writes")
+	}
+	restore()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	turns, err := other.Turns(ctx, thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := turns[0]; got.Status != loop.StatusFailed || got.StopReason != StopStoreError {
+		t.Errorf("stored turn %s (%s) %q, want failed (%s)", got.Status, got.StopReason, got.Error, StopStoreError)
+	}
+}

@@ -130,8 +130,11 @@ func (c Config) open(ctx context.Context, path string) (*Store, error) {
 func (s *Store) Path() string { return s.path }
 
 // Close waits for the writes in flight, then closes the database. Writes
-// after Close fail with ErrClosed.
+// after Close fail with ErrClosed. Turns of this process whose end could
+// not be written (a full disk) are closed first, if the store can be
+// written by now, saying so: the process is not there to say it later.
 func (s *Store) Close() error {
+	s.recordUnrecorded()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -146,4 +149,24 @@ func (s *Store) Close() error {
 		<-s.done
 	}
 	return errors.Join(s.conn.Close(), s.db.Close())
+}
+
+// recordUnrecorded closes, as failed with their write error, the turns of
+// this process whose end could not be written, when the store can be
+// written again. Best effort: what fails stays for a later load.
+func (s *Store) recordUnrecorded() {
+	live.Lock()
+	ids := make([]string, 0, len(live.unrecorded))
+	for id := range live.unrecorded {
+		ids = append(ids, id)
+	}
+	live.Unlock()
+	ctx := context.Background()
+	for _, id := range ids {
+		var thread string
+		if err := s.db.QueryRowContext(ctx, `SELECT thread FROM turns WHERE id = ?`, id).Scan(&thread); err != nil {
+			continue
+		}
+		_ = s.Normalize(ctx, thread)
+	}
 }
