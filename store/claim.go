@@ -53,13 +53,14 @@ func (s *Store) ClaimTurn(ctx context.Context, t Turn) (Claim, error) {
 		started = now
 	}
 	var c Claim
+	var closed []string
 	// Marked live before the commit: a Normalize racing with it in this
 	// process must not take the new turn for cut.
 	wasLive := isLive(t.ID)
 	liveAdd(t.ID)
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		c, err = claim(ctx, tx, t, input, started, now)
+		c, closed, err = claim(ctx, tx, t, input, started, now)
 		return err
 	})
 	if err != nil {
@@ -68,6 +69,7 @@ func (s *Store) ClaimTurn(ctx context.Context, t Turn) (Claim, error) {
 		}
 		return Claim{}, err
 	}
+	forgetUnrecorded(closed...)
 	return c, nil
 }
 
@@ -79,46 +81,45 @@ func isLive(turnID string) bool {
 }
 
 // claim is ClaimTurn inside tx.
-func claim(ctx context.Context, tx *sql.Tx, t Turn, input []byte, started, now time.Time) (Claim, error) {
-	if err := normalize(ctx, tx, t.ThreadID); err != nil {
-		return Claim{}, err
+func claim(ctx context.Context, tx *sql.Tx, t Turn, input []byte, started, now time.Time) (c Claim, closed []string, err error) {
+	if closed, err = normalize(ctx, tx, t.ThreadID); err != nil {
+		return Claim{}, nil, err
 	}
 	var other, who string
-	err := tx.QueryRowContext(ctx, `SELECT id, owner FROM turns WHERE thread = ? AND status = 'running' AND id != ? ORDER BY seq LIMIT 1`, t.ThreadID, t.ID).Scan(&other, &who)
+	err = tx.QueryRowContext(ctx, `SELECT id, owner FROM turns WHERE thread = ? AND status = 'running' AND id != ? ORDER BY seq LIMIT 1`, t.ThreadID, t.ID).Scan(&other, &who)
 	switch {
 	case err == nil:
 		o, _ := parseOwner(who)
-		return Claim{}, &TurnActiveError{ThreadID: t.ThreadID, TurnID: other, Owner: o}
+		return Claim{}, nil, &TurnActiveError{ThreadID: t.ThreadID, TurnID: other, Owner: o}
 	case !errors.Is(err, sql.ErrNoRows):
-		return Claim{}, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
+		return Claim{}, nil, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
 	}
-	var c Claim
 	var thread, status string
 	err = tx.QueryRowContext(ctx, `SELECT thread, seq, status, owner FROM turns WHERE id = ?`, t.ID).Scan(&thread, &c.Seq, &status, &who)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if err := notPaused(ctx, tx, t); err != nil {
-			return Claim{}, err
+			return Claim{}, nil, err
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE thread = ?`, t.ThreadID).Scan(&c.Seq); err != nil {
-			return Claim{}, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
+			return Claim{}, nil, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO turns (id, thread, seq, status, input, started, owner) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			t.ID, t.ThreadID, c.Seq, string(StatusRunning), string(input), started.UnixNano(), owner); err != nil {
 			if isForeignKey(err) {
-				return Claim{}, fmt.Errorf("thread %s: %w", t.ThreadID, ErrNotFound)
+				return Claim{}, nil, fmt.Errorf("thread %s: %w", t.ThreadID, ErrNotFound)
 			}
-			return Claim{}, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
+			return Claim{}, nil, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
 		}
 	case err != nil:
-		return Claim{}, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
+		return Claim{}, nil, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
 	case thread != t.ThreadID:
-		return Claim{}, fmt.Errorf("store: turn %s belongs to thread %s, not %s", t.ID, thread, t.ThreadID)
+		return Claim{}, nil, fmt.Errorf("store: turn %s belongs to thread %s, not %s", t.ID, thread, t.ThreadID)
 	default:
 		switch loop.Status(status) {
 		case StatusQueued:
 			if err := notPaused(ctx, tx, t); err != nil {
-				return Claim{}, err
+				return Claim{}, nil, err
 			}
 		case loop.StatusPaused:
 		case StatusRunning:
@@ -126,23 +127,23 @@ func claim(ctx context.Context, tx *sql.Tx, t Turn, input []byte, started, now t
 			// another process's is refused.
 			if who != owner {
 				o, _ := parseOwner(who)
-				return Claim{}, &TurnActiveError{ThreadID: t.ThreadID, TurnID: t.ID, Owner: o}
+				return Claim{}, nil, &TurnActiveError{ThreadID: t.ThreadID, TurnID: t.ID, Owner: o}
 			}
 		default:
-			return Claim{}, fmt.Errorf("thread %s: turn %s is %s: %w", t.ThreadID, t.ID, status, ErrTurnEnded)
+			return Claim{}, nil, fmt.Errorf("thread %s: turn %s is %s: %w", t.ThreadID, t.ID, status, ErrTurnEnded)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, owner = ?, input = ?, ended = NULL, error = '' WHERE id = ?`,
 			string(StatusRunning), owner, string(input), t.ID); err != nil {
-			return Claim{}, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
+			return Claim{}, nil, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
 		}
 	}
 	if err := touch(ctx, tx, t.ThreadID, now); err != nil {
-		return Claim{}, err
+		return Claim{}, nil, err
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM items WHERE thread = ?`, t.ThreadID).Scan(&c.Items); err != nil {
-		return Claim{}, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
+		return Claim{}, nil, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
 	}
-	return c, nil
+	return c, closed, nil
 }
 
 // notPaused refuses a new or queued turn while an earlier turn of the

@@ -83,23 +83,30 @@ func closingOf(turnID string) closing {
 // model the turn was cut. All of it commits at once; normalizing again
 // changes nothing. Paused turns stay paused.
 func (s *Store) Normalize(ctx context.Context, threadID string) error {
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return normalize(ctx, tx, threadID)
+	var closed []string
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+		closed, err = normalize(ctx, tx, threadID)
+		return err
 	})
+	if err == nil {
+		forgetUnrecorded(closed...)
+	}
+	return err
 }
 
-// normalize closes the cut turns of a thread inside tx.
-func normalize(ctx context.Context, tx *sql.Tx, threadID string) error {
+// normalize closes the cut turns of a thread inside tx and returns their
+// ids; once the write commits, the caller forgets them as unrecorded.
+func normalize(ctx context.Context, tx *sql.Tx, threadID string) ([]string, error) {
 	cuts, err := cutTurns(ctx, tx, threadID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, id := range cuts {
 		if err := closeTurn(ctx, tx, threadID, id, closingOf(id)); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return cuts, nil
 }
 
 // cutTurns returns the ids of the thread's running turns that are cut.
@@ -153,7 +160,6 @@ func closeTurn(ctx context.Context, tx *sql.Tx, threadID, turnID string, why clo
 	if _, err := tx.ExecContext(ctx, `UPDATE pauses SET answered = ? WHERE turn = ? AND answered IS NULL`, now, turnID); err != nil {
 		return fmt.Errorf("store: close turn %s: %w", turnID, err)
 	}
-	forgetUnrecorded(turnID)
 	return nil
 }
 

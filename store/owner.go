@@ -107,11 +107,14 @@ func unrecordedErr(turnID string) error {
 	return live.unrecorded[turnID]
 }
 
-// forgetUnrecorded drops a turn once its end is stored.
-func forgetUnrecorded(turnID string) {
+// forgetUnrecorded drops turns once their end is stored (committed: a
+// write that fails at its commit has not stored it).
+func forgetUnrecorded(turnIDs ...string) {
 	live.Lock()
 	defer live.Unlock()
-	delete(live.unrecorded, turnID)
+	for _, id := range turnIDs {
+		delete(live.unrecorded, id)
+	}
 }
 
 // isCut reports whether a turn recorded as running by who is cut: its

@@ -169,7 +169,7 @@ func (s *Store) SetSettings(ctx context.Context, id string, st Settings) error {
 // live process.
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := normalize(ctx, tx, id); err != nil {
+		if _, err := normalize(ctx, tx, id); err != nil {
 			return err
 		}
 		var running string
