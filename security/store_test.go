@@ -284,6 +284,9 @@ func TestStoreTwoServersOneThread(t *testing.T) {
 		t.Fatalf("a second server started a turn on thread %s while turn %s ran in the first", th, first)
 	}
 	msg, _ := e["message"].(string)
+	if code, _ := e["code"].(float64); code != -32016 {
+		t.Errorf("the refusal has code %v, want -32016 (turnBusy)", e["code"])
+	}
 	if !strings.Contains(msg, first) || !strings.Contains(msg, fmt.Sprintf("process %d", a.cmd.Process.Pid)) {
 		t.Errorf("the refusal %q does not name turn %s and process %d", msg, first, a.cmd.Process.Pid)
 	}
