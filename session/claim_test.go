@@ -282,3 +282,54 @@ func TestAQueuedTurnIsNotTakenByAnotherProcess(t *testing.T) {
 	}
 	verify(t, m)
 }
+
+func (f *failingEnds) disarm() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.armed = false
+}
+
+// Interrupting a queued turn whose new status cannot be stored is an error
+// and changes nothing: the turn stays queued and runs in its turn.
+func TestInterruptOfAQueuedTurnNotStoredChangesNothing(t *testing.T) {
+	fs := &failingEnds{MemStore: session.NewMemStore()}
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	m := scripted.New(scripted.Script{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{ID: "w1", Name: "work"}}},
+		{Text: "first done"},
+		{Text: "queued done"},
+	}})
+	s, err := session.New(session.Config{Store: fs, Setup: func(context.Context, session.Thread) (loop.Options, func(), error) {
+		return loop.Options{Model: m, Tools: tool.NewSet(gateTool("work", started, release))}, nil, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	th, err := s.CreateThread(t.Context(), session.ThreadConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Start(t.Context(), th.ID, llm.UserText("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	queued, err := s.Start(t.Context(), th.ID, llm.UserText("queued"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.arm()
+	if err := s.Interrupt(t.Context(), th.ID, queued.ID); !errors.Is(err, errDiskFull) {
+		t.Fatalf("interrupting a queued turn on a full disk: %v, want the write error", err)
+	}
+	fs.disarm()
+	close(release)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for _, id := range []string{first.ID, queued.ID} {
+		if tu, err := s.Wait(ctx, th.ID, id); err != nil || tu.Status != session.TurnCompleted {
+			t.Errorf("turn %s: %s, %v; want completed", id, tu.Status, err)
+		}
+	}
+}

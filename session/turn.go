@@ -181,15 +181,17 @@ func (s *Scheduler) Interrupt(ctx context.Context, threadID, turnID string) erro
 	}
 	if i := slices.IndexFunc(th.queue, func(q *turnRun) bool { return q.rec.ID == turnID }); i >= 0 {
 		q := th.queue[i]
-		th.queue = slices.Delete(th.queue, i, i+1)
+		prev := *q.rec
 		q.rec.Status, q.rec.StopReason, q.rec.CompletedAt = TurnInterrupted, string(loop.StopCancelled), s.c.Now()
-		err := s.c.Store.SaveTurn(ctx, *q.rec)
+		if err := s.c.Store.SaveTurn(ctx, *q.rec); err != nil {
+			// Not recorded: the turn stays queued, here as in the store.
+			*q.rec = prev
+			return fmt.Errorf("session: interrupt queued turn: %w", err)
+		}
+		th.queue = slices.Delete(th.queue, i, i+1)
 		s.emit(th, q.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(TurnInterrupted), Code: string(loop.StopCancelled),
 			Turn: &event.TurnSummary{Status: string(TurnInterrupted), StopReason: string(loop.StopCancelled)}})
 		th.notify()
-		if err != nil {
-			return fmt.Errorf("session: interrupt queued turn: %w", err)
-		}
 		return nil
 	}
 	if t == nil {
