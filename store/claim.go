@@ -86,7 +86,7 @@ func claim(ctx context.Context, tx *sql.Tx, t Turn, input []byte, started, now t
 		return Claim{}, nil, err
 	}
 	var other, who string
-	err = tx.QueryRowContext(ctx, `SELECT id, owner FROM turns WHERE thread = ? AND status = 'running' AND id != ? ORDER BY seq LIMIT 1`, t.ThreadID, t.ID).Scan(&other, &who)
+	err = tx.QueryRowContext(ctx, `SELECT id, owner FROM turns WHERE thread = ? AND status = 'running' AND id != ? LIMIT 1`, t.ThreadID, t.ID).Scan(&other, &who)
 	switch {
 	case err == nil:
 		o, _ := parseOwner(who)
