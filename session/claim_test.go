@@ -14,6 +14,7 @@ import (
 	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -332,4 +333,89 @@ func TestInterruptOfAQueuedTurnNotStoredChangesNothing(t *testing.T) {
 			t.Errorf("turn %s: %s, %v; want completed", id, tu.Status, err)
 		}
 	}
+}
+
+// countingStore counts the thread loads a scheduler makes.
+type countingStore struct {
+	session.Store
+	mu    sync.Mutex
+	loads int
+}
+
+func (c *countingStore) LoadThread(ctx context.Context, id string) (*session.Snapshot, error) {
+	c.mu.Lock()
+	c.loads++
+	c.mu.Unlock()
+	return c.Store.LoadThread(ctx, id)
+}
+
+func (c *countingStore) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.loads
+}
+
+// A scheduler alone on its store never reads a thread again to start a
+// turn: what it holds of the history matches the store's count after
+// turns with calls, steered input, a pause and its answer.
+func TestClaimDoesNotReloadAThreadNobodyElseChanged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rein.db")
+	db, err := store.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	m := scripted.New(scripted.Script{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{ID: "w1", Name: "work"}}},
+		{Calls: []scripted.Call{{ID: "a1", Name: "ask_user"}}},
+		{Text: "answered"},
+		{Text: "second"},
+		{Text: "third"},
+	}}, scripted.RecordRequests())
+	cs := &countingStore{Store: session.NewSQLStore(db)}
+	s, err := session.New(session.Config{Store: cs, Setup: func(context.Context, session.Thread) (loop.Options, func(), error) {
+		return loop.Options{Model: m, Tools: tool.NewSet(gateTool("work", started, release), askTool())}, nil, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	th, err := s.CreateThread(t.Context(), session.ThreadConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	first, err := s.Start(ctx, th.ID, llm.UserText("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if _, err := s.Steer(ctx, th.ID, first.ID, llm.UserText("steered")); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if tu, err := s.Wait(ctx, th.ID, first.ID); err != nil || tu.Status != session.TurnPaused {
+		t.Fatalf("first turn %+v %v, want paused", tu, err)
+	}
+	if err := s.Answer(ctx, th.ID, loop.Answer{TurnID: first.ID, CallID: "a1", Text: "yes"}); err != nil {
+		t.Fatal(err)
+	}
+	if tu, err := s.Wait(ctx, th.ID, first.ID); err != nil || tu.Status != session.TurnCompleted {
+		t.Fatalf("first turn %+v %v", tu, err)
+	}
+	for _, text := range []string{"second", "third"} {
+		tu, err := s.Start(ctx, th.ID, llm.UserText(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tu, err := s.Wait(ctx, th.ID, tu.ID); err != nil || tu.Status != session.TurnCompleted {
+			t.Fatalf("turn %q: %+v %v", text, tu, err)
+		}
+	}
+	if n := cs.count(); n != 0 {
+		t.Errorf("the scheduler read the thread %d times; nobody else changed it", n)
+	}
+	verify(t, m)
 }
