@@ -502,3 +502,36 @@ func TestStoreFullDisk(t *testing.T) {
 		t.Errorf("stored turn says %q: the process did not stop, its write failed", last.Error)
 	}
 }
+
+// A database on a file system that cannot be written is still read: `rein
+// sessions show` and `list` work, and a turn is refused with an error that
+// says why, before anything runs.
+func TestStoreReadOnlyDatabase(t *testing.T) {
+	bin := reinBinary(t)
+	disk := storeTmpfs(t, "4m")
+	env := storeEnv(t)
+	dir := t.TempDir()
+	db := filepath.Join(disk, "rein.db")
+	script := storeWrite(t, dir, "quick.yaml", "rounds:\n  - text: hi\n")
+	code, _, errs := storeRein(t, bin, env, "run", "--db", db, "--model", "scripted:"+script, "--workspace", dir, "hello")
+	if code != 0 {
+		t.Fatalf("rein run exited %d: %s", code, errs)
+	}
+	code, out, errs := storeRein(t, bin, env, "sessions", "list", "--json", "--db", db)
+	var list struct{ Threads []store.Thread }
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Threads) != 1 {
+		t.Fatalf("rein sessions list: exit %d, %s %s", code, out, errs)
+	}
+	th := list.Threads[0].ID
+	if out, err := exec.Command("mount", "-o", "remount,ro", disk).CombinedOutput(); err != nil {
+		t.Skipf("cannot remount the tmpfs read-only: %v: %s", err, out)
+	}
+	snap := storeShow(t, bin, env, db, th)
+	if last := snap.Last(); last == nil || last.Status != "completed" || last.Answer != "hi" {
+		t.Errorf("thread read from a read-only file system: %+v", last)
+	}
+	code, _, errs = storeRein(t, bin, env, "run", "--db", db, "--thread", th, "--model", "scripted:"+script, "--workspace", dir, "more")
+	if code == 0 || !strings.Contains(errs, "read-only") {
+		t.Errorf("rein run on a read-only database: exit %d, %q; want a failure saying it is read-only", code, errs)
+	}
+}

@@ -26,6 +26,9 @@ var (
 	ErrNotPlaceholder = errors.New("store: the item exists and is not a pause placeholder; history is append-only")
 	// ErrSchemaTooNew: the database was written by a newer rein.
 	ErrSchemaTooNew = errors.New("store: the database schema is newer than this rein; upgrade rein")
+	// ErrReadOnly: the store was opened to read only, its file being
+	// impossible to write (a read-only file system or file).
+	ErrReadOnly = errors.New("store: the database cannot be written here (read-only file or file system); it was opened to read only")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store: closed")
 )

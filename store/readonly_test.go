@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -152,5 +153,47 @@ func TestCloseRecordsAnEndNotRecordedBefore(t *testing.T) {
 	}
 	if got := turns[0]; got.Status != loop.StatusFailed || got.StopReason != StopStoreError {
 		t.Errorf("stored turn %s (%s) %q, want failed (%s)", got.Status, got.StopReason, got.Error, StopStoreError)
+	}
+}
+
+// A database opened to read only (its file system cannot be written) loads
+// its threads, a cut turn closed in the snapshot, and refuses every write
+// with ErrReadOnly.
+func TestReadOnlyStoreReadsAndRefusesWrites(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/rein.db"
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	thread := newThread(t, s)
+	tn := cutTurn(t, s, thread)
+	record(t, s, thread, user(tn, tn+".1", "go"), assistant(tn, tn+".2", "", call("a")))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := openReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if !ro.ReadOnly() {
+		t.Error("ReadOnly() is false")
+	}
+	snap, err := ro.Load(ctx, thread)
+	if err != nil {
+		t.Fatalf("load from a read-only store: %v", err)
+	}
+	if err := llm.CheckHistory(snap.Items); err != nil {
+		t.Error(err)
+	}
+	if got := snap.Last().Status; got != loop.StatusInterrupted {
+		t.Errorf("cut turn read from a read-only store: %s, want interrupted", got)
+	}
+	if _, err := ro.StartTurn(ctx, thread, ""); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("StartTurn on a read-only store: %v, want ErrReadOnly", err)
+	}
+	if err := ro.Record(ctx, thread, user(tn, "x", "y")); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("Record on a read-only store: %v, want ErrReadOnly", err)
 	}
 }
