@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -418,4 +419,88 @@ func TestClaimDoesNotReloadAThreadNobodyElseChanged(t *testing.T) {
 		t.Errorf("the scheduler read the thread %d times; nobody else changed it", n)
 	}
 	verify(t, m)
+}
+
+// busyClaims refuses claims of the turns it is told of, as a store does
+// when another process took the thread first.
+type busyClaims struct {
+	*session.MemStore
+	mu      sync.Mutex
+	refused map[string]bool
+}
+
+func (b *busyClaims) refuse(turnID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refused[turnID] = true
+}
+
+func (b *busyClaims) ClaimTurn(ctx context.Context, t session.Turn) (session.Claim, error) {
+	b.mu.Lock()
+	refused := b.refused[t.ID]
+	b.mu.Unlock()
+	if refused {
+		return session.Claim{}, fmt.Errorf("thread %s: turn turn_other is running in process 4242 on elsewhere: %w", t.ThreadID, session.ErrTurnBusy)
+	}
+	return b.MemStore.ClaimTurn(ctx, t)
+}
+
+// A queued turn whose claim is refused when its turn comes ends failed,
+// saying why, after the turn before it is announced ended; the queue goes
+// on.
+func TestAQueuedTurnThatCannotBeClaimedFails(t *testing.T) {
+	bs := &busyClaims{MemStore: session.NewMemStore(), refused: map[string]bool{}}
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	m := scripted.New(scripted.Script{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{ID: "w1", Name: "work"}}},
+		{Text: "first done"},
+		{Text: "third done"},
+	}})
+	s, err := session.New(session.Config{Store: bs, Setup: func(context.Context, session.Thread) (loop.Options, func(), error) {
+		return loop.Options{Model: m, Tools: tool.NewSet(gateTool("work", started, release))}, nil, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	th, err := s.CreateThread(t.Context(), session.ThreadConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := s.Subscribe(t.Context(), th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	first, _ := s.Start(t.Context(), th.ID, llm.UserText("first"))
+	<-started
+	second, _ := s.Start(t.Context(), th.ID, llm.UserText("second"))
+	third, _ := s.Start(t.Context(), th.ID, llm.UserText("third"))
+	bs.refuse(second.ID)
+	close(release)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	got, err := s.Wait(ctx, th.ID, second.ID)
+	if err != nil || got.Status != session.TurnFailed || got.StopReason != session.StopNotStarted || !strings.Contains(got.Error, "process 4242") {
+		t.Errorf("refused queued turn: %+v, %v; want failed (%s) naming the other process", got, err, session.StopNotStarted)
+	}
+	if tu, err := s.Wait(ctx, th.ID, third.ID); err != nil || tu.Status != session.TurnCompleted {
+		t.Errorf("the queue did not go on: %+v, %v", tu, err)
+	}
+	var ended []string
+	for len(ended) < 3 {
+		evs, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("events: %v (ended so far %v)", err, ended)
+		}
+		for _, e := range evs {
+			if e.Type == event.TurnCompleted {
+				ended = append(ended, e.TurnID+":"+e.Status)
+			}
+		}
+	}
+	want := []string{first.ID + ":completed", second.ID + ":failed", third.ID + ":completed"}
+	if strings.Join(ended, " ") != strings.Join(want, " ") {
+		t.Errorf("turn_completed in the order %v, want %v", ended, want)
+	}
 }

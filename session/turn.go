@@ -299,9 +299,17 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		// with the write error, not what the engine reported.
 		tail.fail(rec)
 	}
-	nt := s.next(th)
+	nt, failed := s.next(th)
 	tail.flush()
+	s.publish(th, failed)
 	return nt
+}
+
+// publish hands events the scheduler made to the thread's subscribers.
+func (s *Scheduler) publish(th *thread, evs []event.Event) {
+	for _, e := range evs {
+		th.hub.Handle(e)
+	}
 }
 
 // settle publishes a run's events to the thread's subscribers, except those
@@ -425,8 +433,10 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 
 // next picks the thread's next turn after a run ended; th.mu is held. It
 // returns nil, and gives up the thread, when the active turn is paused or
-// nothing is queued.
-func (s *Scheduler) next(th *thread) *turnRun {
+// nothing is queued. Queued turns that could not be claimed end failed;
+// failed holds their turn_completed events, for the caller to publish after
+// the end of the run that ended.
+func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 	if t := th.active; t != nil && t.state == nil {
 		th.active = nil
 		// Steer accepted after the turn's last read goes on as the next
@@ -439,14 +449,14 @@ func (s *Scheduler) next(th *thread) *turnRun {
 	}
 	if th.active != nil || len(th.queue) == 0 {
 		th.running = false
-		return nil
+		return nil, nil
 	}
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
 		th.running = false
-		return nil
+		return nil, nil
 	}
 	ctx := context.WithoutCancel(s.ctx)
 	for len(th.queue) > 0 {
@@ -457,7 +467,7 @@ func (s *Scheduler) next(th *thread) *turnRun {
 		if err == nil {
 			th.active = t
 			th.notify()
-			return t
+			return t, failed
 		}
 		// Refused (another process took the thread meanwhile) or not
 		// written: the turn ends failed, saying why, and the next is
@@ -467,12 +477,12 @@ func (s *Scheduler) next(th *thread) *turnRun {
 		if serr := s.c.Store.SaveTurn(ctx, *t.rec); serr != nil {
 			t.rec.Error += fmt.Sprintf(" (and recording that failed too: %v)", serr)
 		}
-		s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(TurnFailed), Code: StopNotStarted,
-			Turn: &event.TurnSummary{Status: string(TurnFailed), StopReason: StopNotStarted, Error: t.rec.Error}})
+		failed = append(failed, s.stamp(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(TurnFailed), Code: StopNotStarted,
+			Turn: &event.TurnSummary{Status: string(TurnFailed), StopReason: StopNotStarted, Error: t.rec.Error}}))
 		th.notify()
 	}
 	th.running = false
-	return nil
+	return nil, failed
 }
 
 // abandon ends a paused turn as interrupted; th.mu is held. Its pause
@@ -514,12 +524,13 @@ func (s *Scheduler) abandon(ctx context.Context, th *thread, t *turnRun) error {
 	}
 	t.state = nil
 	rec := s.ended(th, t, out)
-	nt := s.next(th)
+	nt, failed := s.next(th)
 	// Published once the turn is recorded as ended, and before the next
 	// turn starts.
 	sum := out.Summary()
 	sum.Status, sum.StopReason, sum.Error = string(rec.Status), rec.StopReason, rec.Error
 	s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(rec.Status), Code: rec.StopReason, Turn: sum})
+	s.publish(th, failed)
 	if nt != nil {
 		if err := s.launch(th, nt); err != nil {
 			return err
