@@ -26,9 +26,9 @@ type Claim struct {
 // ClaimTurn makes t the running turn of its thread, owned by this process,
 // in one write: the only way a turn becomes running (StartTurn and SaveTurn
 // of a running turn use it), so one turn runs per thread whatever process,
-// command or server runs it. t is a new turn (any status but ended is
-// taken as running), a queued one, or a paused one being resumed (its
-// state is kept until the turn ends). Before claiming, a running turn of
+// command or server runs it. t is a new turn, a queued one, or a paused
+// one being resumed (its state is kept until the turn ends); its Status is
+// not read, the turn becomes running. Before claiming, a running turn of
 // the thread whose owner is gone is closed as cut (Normalize).
 //
 // It fails with a *TurnActiveError (matching ErrTurnActive) naming the
