@@ -535,3 +535,65 @@ func TestStoreReadOnlyDatabase(t *testing.T) {
 		t.Errorf("rein run on a read-only database: exit %d, %q; want a failure saying it is read-only", code, errs)
 	}
 }
+
+// `rein run` whose disk fills during its turn exits non-zero with the write
+// error; the stored turn does not say it completed.
+func TestStoreRunOnAFullDisk(t *testing.T) {
+	bin := reinBinary(t)
+	disk := storeTmpfs(t, "2m")
+	env := storeEnv(t)
+	dir := t.TempDir()
+	db := filepath.Join(disk, "rein.db")
+	script := storeWrite(t, dir, "slow.yaml", storeSlowScript)
+	quick := storeWrite(t, dir, "quick.yaml", "rounds:\n  - text: hi\n")
+	if code, _, errs := storeRein(t, bin, env, "run", "--db", db, "--model", "scripted:"+quick, "--workspace", dir, "hello"); code != 0 {
+		t.Fatalf("rein run exited %d: %s", code, errs)
+	}
+	code, out, errs := storeRein(t, bin, env, "sessions", "list", "--json", "--db", db)
+	var list struct{ Threads []store.Thread }
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Threads) != 1 {
+		t.Fatalf("rein sessions list: exit %d, %s %s", code, out, errs)
+	}
+	th := list.Threads[0].ID
+
+	run := exec.Command(bin, "run", "--db", db, "--thread", th, "--model", "scripted:"+script, "--workspace", dir, "--json", "more")
+	run.Env = env
+	stdout, err := run.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runErr bytes.Buffer
+	run.Stderr = &runErr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The turn has started once its first event is out.
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		run.Wait()
+		t.Fatalf("rein run printed nothing: %s", runErr.String())
+	}
+	fill := storeFill(t, disk)
+	go io.Copy(io.Discard, stdout)
+	err = run.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
+		t.Errorf("rein run on a disk that filled during its turn: %v, want a non-zero exit", err)
+	}
+	if !strings.Contains(runErr.String(), "full") {
+		t.Errorf("rein run's error %q does not say the disk is full", runErr.String())
+	}
+	shown := storeShow(t, bin, env, db, th)
+	if last := shown.Last(); last == nil || last.Status == "completed" && last.Answer == "first done" {
+		t.Errorf("the turn whose writes failed is stored %+v", last)
+	}
+	if err := os.Remove(fill); err != nil {
+		t.Fatal(err)
+	}
+	shown = storeShow(t, bin, env, db, th)
+	for _, tu := range shown.Turns[1:] {
+		if tu.Status == "completed" {
+			t.Errorf("the turn whose writes failed is stored completed: %+v", tu)
+		}
+	}
+}

@@ -35,9 +35,9 @@ var (
 	cut = closing{
 		call:    "aborted: rein stopped before this call finished",
 		pending: "aborted: rein stopped before the user answered",
-		marker: "[rein] The previous turn was cut off: rein stopped (the process exited or crashed) before the turn finished. " +
+		marker: "[rein] The previous turn was cut off: rein stopped (the process exited or crashed, or could not write its database) before the turn's end was recorded. " +
 			"Calls that were running were aborted and may have partly run; check the current state before retrying them.",
-		err:    "rein stopped before the turn finished",
+		err:    "rein stopped before the turn's end was recorded (the process exited or crashed, or its last writes failed)",
 		status: loop.StatusInterrupted,
 		stop:   loop.StopCancelled,
 	}
