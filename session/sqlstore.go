@@ -25,10 +25,14 @@ func NewSQLStore(s *store.Store) *SQLStore { return &SQLStore{s: s} }
 
 var _ Store = (*SQLStore)(nil)
 
-// notFound makes the store's not-found errors match ErrThreadNotFound.
+// notFound makes the store's not-found errors match ErrThreadNotFound, and
+// its refusals for a turn another process runs match ErrTurnBusy.
 func notFound(err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: %w", ErrThreadNotFound, err)
+	}
+	if errors.Is(err, store.ErrTurnActive) {
+		return busyError{err}
 	}
 	return err
 }
@@ -162,9 +166,6 @@ func (a *SQLStore) SaveTurn(ctx context.Context, t Turn) error {
 // the thread.
 func (a *SQLStore) ClaimTurn(ctx context.Context, t Turn) (Claim, error) {
 	c, err := a.s.ClaimTurn(ctx, store.Turn{ID: t.ID, ThreadID: t.ThreadID, Status: store.StatusRunning, Input: t.Input, Started: t.CreatedAt})
-	if errors.Is(err, store.ErrTurnActive) {
-		return Claim{}, busyError{err}
-	}
 	if errors.Is(err, store.ErrPaused) {
 		return Claim{}, fmt.Errorf("%w: %w", ErrTurnPaused, err)
 	}
