@@ -26,6 +26,9 @@ const (
 	CodeTurnPaused     = -32013
 	CodePauseMismatch  = -32014
 	CodeNotPaused      = -32015
+	// CodeTurnBusy answers a turn that cannot run because another process
+	// sharing the store runs a turn of the thread (session.ErrTurnBusy).
+	CodeTurnBusy = -32016
 )
 
 // message is any JSON-RPC message a client sends: a request (with id) or a
@@ -92,6 +95,8 @@ func toError(err error) *Error {
 		return &Error{Code: CodeNoActiveTurn, Message: err.Error(), Data: &ErrorData{Kind: "noActiveTurn"}}
 	case errors.Is(err, session.ErrThreadNotFound):
 		return &Error{Code: CodeThreadNotFound, Message: err.Error(), Data: &ErrorData{Kind: "threadNotFound"}}
+	case errors.Is(err, session.ErrTurnBusy):
+		return &Error{Code: CodeTurnBusy, Message: err.Error(), Data: &ErrorData{Kind: "turnBusy"}}
 	case errors.Is(err, session.ErrTurnPaused):
 		return &Error{Code: CodeTurnPaused, Message: err.Error(), Data: &ErrorData{Kind: "turnPaused"}}
 	case errors.As(err, &pm):

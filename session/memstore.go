@@ -142,6 +142,45 @@ func (m *MemStore) SaveTurn(_ context.Context, tu Turn) error {
 	return nil
 }
 
+// ClaimTurn implements Store: the turn becomes inProgress unless another
+// turn of the thread is, or an earlier one is paused (for a new or queued
+// turn), or the turn has ended.
+func (m *MemStore) ClaimTurn(_ context.Context, tu Turn) (Claim, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.threads[tu.ThreadID]
+	if !ok {
+		return Claim{}, fmt.Errorf("%w: %q", ErrThreadNotFound, tu.ThreadID)
+	}
+	at := -1
+	for i, o := range t.turns {
+		switch {
+		case o.ID == tu.ID:
+			at = i
+		case o.Status == TurnInProgress:
+			return Claim{}, busyError{fmt.Errorf("thread %s: turn %s is running in another scheduler of this store; one turn runs per thread: wait for it to end, or interrupt it there", tu.ThreadID, o.ID)}
+		}
+	}
+	resume := at >= 0 && t.turns[at].Status == TurnPaused
+	if at >= 0 && t.turns[at].Status != TurnQueued && !resume {
+		return Claim{}, fmt.Errorf("session: thread %s: turn %s is %s; it cannot be claimed", tu.ThreadID, tu.ID, t.turns[at].Status)
+	}
+	if !resume {
+		for _, o := range t.turns {
+			if o.ID != tu.ID && o.Status == TurnPaused {
+				return Claim{}, fmt.Errorf("%w (turn %s)", ErrTurnPaused, o.ID)
+			}
+		}
+	}
+	tu.Status = TurnInProgress
+	if at >= 0 {
+		t.turns[at] = tu
+	} else {
+		t.turns = append(t.turns, tu)
+	}
+	return Claim{Items: len(t.items)}, nil
+}
+
 // AddSteer implements Store.
 func (m *MemStore) AddSteer(_ context.Context, threadID, _ string, it llm.Item) error {
 	m.mu.Lock()

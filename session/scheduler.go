@@ -84,6 +84,9 @@ type thread struct {
 	active  *turnRun   // the running or paused turn
 	queue   []*turnRun // turns waiting for the active one, FIFO
 	running bool       // a runner goroutine owns the thread
+	// stale says history may differ from the store's (a write failed):
+	// it is read again before the next turn runs.
+	stale   bool
 	changed chan struct{}
 }
 
@@ -179,29 +182,51 @@ func (s *Scheduler) thread(ctx context.Context, id string) (*thread, error) {
 
 	th.mu.Lock()
 	defer th.mu.Unlock()
-	// Store errors below are not the caller's: what is not stored yet is
-	// stored at the turn's next change, and steered input stays pending
-	// in the store until a turn records it, so a later load finds it.
-	ctx = context.WithoutCancel(ctx)
-	if leftover != nil {
-		// Steered input a stopped process accepted after its turn's last
-		// read becomes the next turn, as it would have in that process.
-		leftover.rec.CreatedAt = s.c.Now()
-		_ = s.c.Store.SaveTurn(ctx, *leftover.rec)
-	}
 	if th.active == nil && len(th.queue) > 0 {
-		// Turns queued before a restart run now, as they were asked for;
-		// stored as running first, so that the store accepts input
-		// steered into them (it takes steers for running turns only).
+		// Turns queued before a restart run now, as they were asked for
+		// (steered input a stopped process accepted after its turn's last
+		// read first, as it would have in that process). Claimed first:
+		// while another process runs a turn of the thread they are its
+		// queue, not ours, and stay in the store for it. Claim errors are
+		// not the caller's: what is not claimed stays stored (steered
+		// input pending until a turn records it), so a later load finds
+		// it.
 		t := th.queue[0]
-		th.active, th.queue = t, th.queue[1:]
 		t.rec.Status = TurnInProgress
-		_ = s.c.Store.SaveTurn(ctx, *t.rec)
+		if t == leftover {
+			t.rec.CreatedAt = s.c.Now()
+		}
+		c, err := s.c.Store.ClaimTurn(context.WithoutCancel(ctx), *t.rec)
+		if err != nil {
+			t.rec.Status = TurnQueued
+			th.queue = nil
+			th.turns = slices.DeleteFunc(th.turns, func(r *Turn) bool { return r.Status == TurnQueued })
+			return th, nil
+		}
+		th.active, th.queue = t, th.queue[1:]
+		if c.Items != len(th.history) {
+			s.refresh(ctx, th)
+		}
 		if err := s.launch(th, t); err != nil {
 			return nil, err
 		}
 	}
 	return th, nil
+}
+
+// refresh reads the thread's history again from the store, the only truth,
+// when this scheduler's copy may differ from it: another process wrote to
+// the thread, or a write of this one failed. th.mu is held. When the read
+// fails the copy is kept, marked stale, and read at the next claim.
+func (s *Scheduler) refresh(ctx context.Context, th *thread) {
+	snap, err := s.c.Store.LoadThread(context.WithoutCancel(ctx), th.info.ID)
+	if err != nil {
+		th.stale = true
+		return
+	}
+	fresh, _ := loaded(snap)
+	th.history, th.carry, th.stale = fresh.history, nil, false
+	th.info.Approved = fresh.info.Approved
 }
 
 // loaded builds a thread's scheduling state from a snapshot. Steered input

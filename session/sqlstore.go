@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
@@ -24,10 +25,14 @@ func NewSQLStore(s *store.Store) *SQLStore { return &SQLStore{s: s} }
 
 var _ Store = (*SQLStore)(nil)
 
-// notFound makes the store's not-found errors match ErrThreadNotFound.
+// notFound makes the store's not-found errors match ErrThreadNotFound, and
+// its refusals for a turn another process runs match ErrTurnBusy.
 func notFound(err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: %w", ErrThreadNotFound, err)
+	}
+	if errors.Is(err, store.ErrTurnActive) {
+		return busyError{err}
 	}
 	return err
 }
@@ -72,6 +77,7 @@ func (a *SQLStore) LoadThread(ctx context.Context, id string) (*Snapshot, error)
 		}
 		out.Turns[len(out.Turns)-1].State = st
 	}
+	var inHistory map[string]bool
 	for _, t := range snap.Turns {
 		// A turn running after normalization belongs to a live process,
 		// which will read its own steers.
@@ -82,6 +88,15 @@ func (a *SQLStore) LoadThread(ctx context.Context, id string) (*Snapshot, error)
 		if err != nil {
 			return nil, err
 		}
+		if len(steers) > 0 && inHistory == nil {
+			// A cut turn closed in the snapshot alone (the store could not
+			// be written) has its steers in the history already.
+			inHistory = make(map[string]bool, len(snap.Items))
+			for _, it := range snap.Items {
+				inHistory[it.ID] = true
+			}
+		}
+		steers = slices.DeleteFunc(steers, func(it llm.Item) bool { return inHistory[it.ID] })
 		if len(steers) > 0 {
 			if out.Steers == nil {
 				out.Steers = make(map[string][]llm.Item)
@@ -135,11 +150,29 @@ func (a *SQLStore) SaveTurn(ctx context.Context, t Turn) error {
 	if !ok {
 		return fmt.Errorf("session: turn %s has the unknown status %q", t.ID, t.Status)
 	}
+	if t.Status == TurnInProgress {
+		_, err := a.ClaimTurn(ctx, t)
+		return err
+	}
 	return notFound(a.s.SaveTurn(ctx, store.Turn{
 		ID: t.ID, ThreadID: t.ThreadID, Status: st, StopReason: loop.StopReason(t.StopReason), Answer: t.Answer, Error: t.Error,
 		Usage: t.Usage, Cost: t.Cost, Rounds: t.Rounds, SettlementRounds: t.SettlementRounds, ToolSteps: t.ToolSteps,
 		Input: t.Input, Started: t.CreatedAt, Ended: t.CompletedAt, Pause: t.Pause, State: t.State,
 	}))
+}
+
+// ClaimTurn implements Store with store.ClaimTurn: the turn becomes
+// running, owned by this process, unless a live process runs a turn of
+// the thread.
+func (a *SQLStore) ClaimTurn(ctx context.Context, t Turn) (Claim, error) {
+	c, err := a.s.ClaimTurn(ctx, store.Turn{ID: t.ID, ThreadID: t.ThreadID, Status: store.StatusRunning, Input: t.Input, Started: t.CreatedAt})
+	if errors.Is(err, store.ErrPaused) {
+		return Claim{}, fmt.Errorf("%w: %w", ErrTurnPaused, err)
+	}
+	if err != nil {
+		return Claim{}, notFound(err)
+	}
+	return Claim{Items: c.Items}, nil
 }
 
 func fromStoreTurn(t store.Turn) Turn {

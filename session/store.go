@@ -31,12 +31,30 @@ type Store interface {
 	// journal: each item is committed when produced.
 	Record(ctx context.Context, threadID string, it llm.Item) error
 	// SaveTurn creates or updates a turn's record. A paused turn carries the
-	// State it resumes from; other turns carry none.
+	// State it resumes from; other turns carry none. The scheduler makes a
+	// turn inProgress with ClaimTurn, never with SaveTurn.
 	SaveTurn(ctx context.Context, t Turn) error
+	// ClaimTurn makes t the thread's running turn (inProgress) in one
+	// atomic operation: a new turn, a queued one, or a paused one being
+	// answered. It is what keeps one turn running per thread across every
+	// scheduler, process and machine sharing the store: while another runs
+	// a turn of the thread it fails with an error matching ErrTurnBusy
+	// that names that turn and who runs it. A turn whose runner is gone
+	// (a crash) is recovered first, as LoadThread does.
+	ClaimTurn(ctx context.Context, t Turn) (Claim, error)
 	// AddSteer persists input accepted for a running turn before the turn
 	// reads it. The item has its id; when the turn reads it, Record
 	// commits it to the history under the same id, which marks it read.
 	AddSteer(ctx context.Context, threadID, turnID string, it llm.Item) error
+}
+
+// Claim is what claiming a turn found.
+type Claim struct {
+	// Items is how many items the thread's history holds once the turn is
+	// claimed. A scheduler whose history of the thread holds another
+	// number reads the thread again before the turn runs: another process
+	// wrote to it.
+	Items int
 }
 
 // ErrThreadNotFound is matched (errors.Is) by the error for a thread the

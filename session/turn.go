@@ -47,22 +47,39 @@ func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item
 		rec:   &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, CreatedAt: s.c.Now()},
 		input: input,
 	}
-	if th.active == nil {
-		t.rec.Status = TurnInProgress
+	if th.active != nil {
+		if err := s.c.Store.SaveTurn(ctx, *t.rec); err != nil {
+			return Turn{}, fmt.Errorf("session: queue turn: %w", err)
+		}
+		th.turns = append(th.turns, t.rec)
+		th.queue = append(th.queue, t)
+		return *t.rec, nil
 	}
-	if err := s.c.Store.SaveTurn(ctx, *t.rec); err != nil {
+	t.rec.Status = TurnInProgress
+	if err := s.claim(ctx, th, t); err != nil {
 		return Turn{}, fmt.Errorf("session: start turn: %w", err)
 	}
 	th.turns = append(th.turns, t.rec)
-	if th.active == nil {
-		th.active = t
-		if err := s.launch(th, t); err != nil {
-			return Turn{}, err
-		}
-	} else {
-		th.queue = append(th.queue, t)
+	th.active = t
+	if err := s.launch(th, t); err != nil {
+		return Turn{}, err
 	}
 	return *t.rec, nil
+}
+
+// claim makes t, inProgress, the thread's running turn in the store (the
+// one operation every scheduler and process sharing it goes through), and
+// reads the thread's history again when this scheduler's copy is not the
+// store's; th.mu is held.
+func (s *Scheduler) claim(ctx context.Context, th *thread, t *turnRun) error {
+	c, err := s.c.Store.ClaimTurn(ctx, *t.rec)
+	if err != nil {
+		return err
+	}
+	if t.state == nil && (th.stale || c.Items != len(th.history)) {
+		s.refresh(ctx, th)
+	}
+	return nil
 }
 
 // checkInput makes input a user item and refuses one without parts.
@@ -164,15 +181,17 @@ func (s *Scheduler) Interrupt(ctx context.Context, threadID, turnID string) erro
 	}
 	if i := slices.IndexFunc(th.queue, func(q *turnRun) bool { return q.rec.ID == turnID }); i >= 0 {
 		q := th.queue[i]
-		th.queue = slices.Delete(th.queue, i, i+1)
+		prev := *q.rec
 		q.rec.Status, q.rec.StopReason, q.rec.CompletedAt = TurnInterrupted, string(loop.StopCancelled), s.c.Now()
-		err := s.c.Store.SaveTurn(ctx, *q.rec)
+		if err := s.c.Store.SaveTurn(ctx, *q.rec); err != nil {
+			// Not recorded: the turn stays queued, here as in the store.
+			*q.rec = prev
+			return fmt.Errorf("session: interrupt queued turn: %w", err)
+		}
+		th.queue = slices.Delete(th.queue, i, i+1)
 		s.emit(th, q.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(TurnInterrupted), Code: string(loop.StopCancelled),
 			Turn: &event.TurnSummary{Status: string(TurnInterrupted), StopReason: string(loop.StopCancelled)}})
 		th.notify()
-		if err != nil {
-			return fmt.Errorf("session: interrupt queued turn: %w", err)
-		}
 		return nil
 	}
 	if t == nil {
@@ -204,7 +223,9 @@ func (s *Scheduler) Answer(ctx context.Context, threadID string, a loop.Answer) 
 	}
 	t.answer = &a
 	t.rec.Status, t.rec.Pause, t.rec.State = TurnInProgress, nil, nil
-	if err := s.c.Store.SaveTurn(ctx, *t.rec); err != nil {
+	// Claimed like a new turn: another process may have answered it, or
+	// run the thread on, since this one loaded it.
+	if err := s.claim(ctx, th, t); err != nil {
 		t.answer = nil
 		t.rec.Status, t.rec.Pause, t.rec.State = TurnPaused, p, t.state
 		return fmt.Errorf("session: answer: %w", err)
@@ -273,10 +294,22 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	t.cancel = nil
-	s.ended(th, t, out)
-	nt := s.next(th)
+	if rec := s.ended(th, t, out); rec.Status != TurnStatus(out.Status) {
+		// The store refused the end: subscribers learn the turn failed,
+		// with the write error, not what the engine reported.
+		tail.fail(rec)
+	}
+	nt, failed := s.next(th)
 	tail.flush()
+	s.publish(th, failed)
 	return nt
+}
+
+// publish hands events the scheduler made to the thread's subscribers.
+func (s *Scheduler) publish(th *thread, evs []event.Event) {
+	for _, e := range evs {
+		th.hub.Handle(e)
+	}
 }
 
 // settle publishes a run's events to the thread's subscribers, except those
@@ -305,6 +338,28 @@ func (r *settle) Handle(e event.Event) {
 	r.hub.Handle(e)
 }
 
+// fail rewrites the held end of the run to what rec says (a turn that
+// failed after the engine ended it); a pause it announced is dropped: the
+// turn no longer waits.
+func (r *settle) fail(rec *Turn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held = slices.DeleteFunc(r.held, func(e event.Event) bool { return e.Type == event.PauseRequested })
+	for i := range r.held {
+		e := &r.held[i]
+		if e.Type != event.TurnCompleted {
+			continue
+		}
+		e.Status, e.Code = string(rec.Status), rec.StopReason
+		sum := event.TurnSummary{}
+		if e.Turn != nil {
+			sum = *e.Turn
+		}
+		sum.Status, sum.StopReason, sum.Error = string(rec.Status), rec.StopReason, rec.Error
+		e.Turn = &sum
+	}
+}
+
 // flush publishes the held events.
 func (r *settle) flush() {
 	r.mu.Lock()
@@ -316,10 +371,12 @@ func (r *settle) flush() {
 	}
 }
 
-// ended records how a run ended; th.mu is held. Store errors here cannot be
-// returned to anyone: the items are journaled already, and the record is
-// saved again at the turn's next change.
-func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) {
+// ended records how a run ended, and returns the turn's record; th.mu is
+// held. A write the store refuses (a full disk) is never passed over: when
+// the turn's end cannot be stored, the turn fails with the write error (its
+// record says so, and the caller publishes that), and the thread's history
+// is read again from the store before its next turn.
+func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 	rec := t.rec
 	rec.Status = TurnStatus(out.Status)
 	rec.StopReason = string(out.StopReason)
@@ -346,18 +403,40 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) {
 		th.history = append(th.history, out.Items...)
 		th.carry = out.Carry
 	}
+	if out.Status == loop.StatusFailed {
+		// A failed turn may have failed writing its items: what this
+		// scheduler holds is checked against the store before the next.
+		th.stale = true
+	}
 	th.info.Approved = slices.Clone(out.Approved)
 	th.info.UpdatedAt = s.c.Now()
 	ctx := context.WithoutCancel(s.ctx)
-	_ = s.c.Store.SaveTurn(ctx, *rec)
-	_ = s.c.Store.SaveThread(ctx, th.info)
+	if err := s.c.Store.SaveTurn(ctx, *rec); err != nil {
+		rec.Status, rec.StopReason = TurnFailed, StopStoreError
+		rec.Error = fmt.Sprintf("session: the turn ran but its end (%s) could not be recorded: %v", out.Status, err)
+		rec.Pause, rec.State, t.state = nil, nil, nil
+		if rec.CompletedAt.IsZero() {
+			rec.CompletedAt = s.c.Now()
+		}
+		th.stale, th.carry = true, nil
+	}
+	if err := s.c.Store.SaveThread(ctx, th.info); err != nil {
+		// The turn is recorded as it ended; what the thread lost is its
+		// approvals of this turn, which the user is told of.
+		th.stale = true
+		s.emit(th, rec.ID, event.Event{Type: event.Warning, Code: StopStoreError,
+			Content: fmt.Sprintf("the thread's settings (tools approved in this turn) could not be recorded: %v", err)})
+	}
 	th.notify()
+	return rec
 }
 
 // next picks the thread's next turn after a run ended; th.mu is held. It
 // returns nil, and gives up the thread, when the active turn is paused or
-// nothing is queued.
-func (s *Scheduler) next(th *thread) *turnRun {
+// nothing is queued. Queued turns that could not be claimed end failed;
+// failed holds their turn_completed events, for the caller to publish after
+// the end of the run that ended.
+func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 	if t := th.active; t != nil && t.state == nil {
 		th.active = nil
 		// Steer accepted after the turn's last read goes on as the next
@@ -370,22 +449,40 @@ func (s *Scheduler) next(th *thread) *turnRun {
 	}
 	if th.active != nil || len(th.queue) == 0 {
 		th.running = false
-		return nil
+		return nil, nil
 	}
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
 		th.running = false
-		return nil
+		return nil, nil
 	}
-	t := th.queue[0]
-	th.queue = th.queue[1:]
-	th.active = t
-	t.rec.Status = TurnInProgress
-	_ = s.c.Store.SaveTurn(context.WithoutCancel(s.ctx), *t.rec)
-	th.notify()
-	return t
+	ctx := context.WithoutCancel(s.ctx)
+	for len(th.queue) > 0 {
+		t := th.queue[0]
+		th.queue = th.queue[1:]
+		t.rec.Status = TurnInProgress
+		err := s.claim(ctx, th, t)
+		if err == nil {
+			th.active = t
+			th.notify()
+			return t, failed
+		}
+		// Refused (another process took the thread meanwhile) or not
+		// written: the turn ends failed, saying why, and the next is
+		// tried.
+		t.rec.Status, t.rec.StopReason, t.rec.CompletedAt = TurnFailed, StopNotStarted, s.c.Now()
+		t.rec.Error = fmt.Sprintf("session: the queued turn could not start: %v", err)
+		if serr := s.c.Store.SaveTurn(ctx, *t.rec); serr != nil {
+			t.rec.Error += fmt.Sprintf(" (and recording that failed too: %v)", serr)
+		}
+		failed = append(failed, s.stamp(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(TurnFailed), Code: StopNotStarted,
+			Turn: &event.TurnSummary{Status: string(TurnFailed), StopReason: StopNotStarted, Error: t.rec.Error}}))
+		th.notify()
+	}
+	th.running = false
+	return nil, failed
 }
 
 // abandon ends a paused turn as interrupted; th.mu is held. Its pause
@@ -426,11 +523,14 @@ func (s *Scheduler) abandon(ctx context.Context, th *thread, t *turnRun) error {
 		Items: items, Approved: st.Approved, Err: firstErr,
 	}
 	t.state = nil
-	s.ended(th, t, out)
-	nt := s.next(th)
+	rec := s.ended(th, t, out)
+	nt, failed := s.next(th)
 	// Published once the turn is recorded as ended, and before the next
 	// turn starts.
-	s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(out.Status), Code: string(out.StopReason), Turn: out.Summary()})
+	sum := out.Summary()
+	sum.Status, sum.StopReason, sum.Error = string(rec.Status), rec.StopReason, rec.Error
+	s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(rec.Status), Code: rec.StopReason, Turn: sum})
+	s.publish(th, failed)
 	if nt != nil {
 		if err := s.launch(th, nt); err != nil {
 			return err
@@ -438,6 +538,9 @@ func (s *Scheduler) abandon(ctx context.Context, th *thread, t *turnRun) error {
 	}
 	if firstErr != nil {
 		return fmt.Errorf("session: interrupt paused turn: %w", firstErr)
+	}
+	if rec.Status == TurnFailed {
+		return fmt.Errorf("session: interrupt paused turn: %s", rec.Error)
 	}
 	return nil
 }

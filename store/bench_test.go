@@ -126,3 +126,26 @@ func BenchmarkLoad10000Items(b *testing.B) {
 		}
 	}
 }
+
+// A turn's start and end on a thread with history: the claim (one running
+// turn per thread, checked in the store) and the finish, each one commit.
+func BenchmarkTurnStartFinish(b *testing.B) {
+	s := benchStore(b, SyncNormal)
+	thread := newThread(b, s)
+	ctx := context.Background()
+	for i := range 1000 {
+		if err := s.Record(ctx, thread, benchItem("old", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		tn, err := s.StartTurn(ctx, thread, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.FinishTurn(ctx, finished(tn.ID)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -20,17 +20,40 @@
 //
 // # Threads that last
 //
-// A turn is started with [Store.StartTurn] and ended with [Store.FinishTurn].
-// A turn that was running when its process died is cut: [Store.Normalize]
-// (also run by [Store.Load] and [Store.StartTurn]) marks it interrupted,
-// answers its unanswered calls as aborted, appends the steered input it never
-// read and a marker item telling the model the turn was cut (DESIGN §2.5).
-// A paused turn keeps its [loop.State]; [Store.ResumeTurn] hands it to
-// exactly one process to continue with [loop.Engine.Resume].
+// A turn becomes running only through [Store.ClaimTurn] ([Store.StartTurn]
+// and [Store.SaveTurn] of a running turn use it): one write that checks the
+// thread has no other running turn of a live process, records the turn as
+// running with its owner, and returns how many items the thread holds, so a
+// caller that keeps the history in memory sees that another process went
+// on. Every process, command and server sharing the file goes through it,
+// so one turn runs per thread across all of them; the loser gets a
+// [*TurnActiveError] naming the running turn and its process. A turn is
+// ended with [Store.FinishTurn] (or SaveTurn).
 //
-// Whether a running turn is cut is decided from its owner, the host and
-// process id that started it: a turn of a process that no longer exists (or
-// of this process, but not started by it in its lifetime) is cut; a turn of
-// a live process is left alone, so `rein sessions show` never breaks a turn
-// running in another terminal.
+// A turn that was running when its process died is cut: [Store.Normalize]
+// (also run by [Store.Load], [Store.ClaimTurn] and [Store.DeleteThread])
+// marks it interrupted, answers its unanswered calls as aborted, appends the
+// steered input it never read and a marker item telling the model the turn
+// was cut (DESIGN §2.5). A paused turn keeps its [loop.State];
+// [Store.ResumeTurn] hands it to exactly one process to continue with
+// [loop.Engine.Resume].
+//
+// Whether a running turn is cut is decided from its owner: host, process id
+// and the process's start time (Linux), so a pid reused by a later process
+// does not keep a dead turn alive. A turn of a process that no longer
+// exists (or of this process, but not started by it in its lifetime) is
+// cut; a turn of a live process is left alone, so `rein sessions show`
+// never breaks a turn running in another terminal. A store shared by
+// several machines holds the same claim with a lease instead (DESIGN §9.1).
+//
+// # Failed writes
+//
+// A write that fails (a full disk, a read-only file) is returned to its
+// caller, never turned into another status. A turn whose end could not be
+// written is closed, once the store can be written again (at the next
+// claim of its thread, or when its process closes the store), as failed
+// with stop reason [StopStoreError] and the write error, not as cut.
+// Reading needs no write: [Store.Load] writes only to close a cut turn,
+// and when that write fails it closes the turn in the snapshot alone,
+// exactly as the write would have.
 package store

@@ -33,11 +33,8 @@ func (s *Store) SavePause(ctx context.Context, st *loop.State) error {
 		}
 		return touch(ctx, tx, threadID, now)
 	})
-	if err != nil {
-		return err
-	}
-	liveDel(st.TurnID)
-	return nil
+	settled(st.TurnID, err)
+	return err
 }
 
 // putPause marks the turn paused with its state and records what it waits
@@ -98,6 +95,7 @@ func decodeState(turnID, s string) (*loop.State, error) {
 // nothing.
 func (s *Store) ResumeTurn(ctx context.Context, turnID, callID string) (*loop.State, error) {
 	var st *loop.State
+	var closed []string
 	liveAdd(turnID)
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var status string
@@ -121,17 +119,21 @@ func (s *Store) ResumeTurn(ctx context.Context, turnID, callID string) (*loop.St
 		if st.Pause.CallID != callID {
 			return &loop.PauseMismatchError{WantTurn: turnID, WantCall: st.Pause.CallID, GotTurn: turnID, GotCall: callID}
 		}
-		// The state stays until the turn finishes or pauses again: it is
-		// what SavePause puts back if the resume never starts.
-		if _, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, owner = ?, ended = NULL WHERE id = ?`, string(StatusRunning), owner, turnID); err != nil {
-			return fmt.Errorf("store: resume turn %s: %w", turnID, err)
+		// Claimed as every running turn is. The state stays until the turn
+		// finishes or pauses again: it is what SavePause puts back if the
+		// resume never starts.
+		threadID, err := turnThread(ctx, tx, turnID)
+		if err != nil {
+			return err
 		}
-		return nil
+		_, closed, err = claim(ctx, tx, Turn{ID: turnID, ThreadID: threadID}, []byte("[]"), time.Now(), time.Now())
+		return err
 	})
 	if err != nil {
 		liveDel(turnID)
 		return nil, err
 	}
+	forgetUnrecorded(closed...)
 	return st, nil
 }
 

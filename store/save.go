@@ -44,13 +44,18 @@ ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, workspace = excluded.
 	})
 }
 
-// SaveTurn creates or updates a turn record as given, without the checks of
-// StartTurn (one running turn per thread is then the caller's job). A
-// running turn is owned by this process; a paused one needs its State; a
-// turn that ended drops any state it had.
+// SaveTurn creates or updates a turn record as given. A running turn is
+// claimed (ClaimTurn: owned by this process, refused while another live
+// process runs a turn of the thread); a paused one needs its State; a turn
+// that ended drops any state it had. A turn running in another live
+// process is never overwritten: that is refused with a *TurnActiveError.
 func (s *Store) SaveTurn(ctx context.Context, t Turn) error {
 	if t.ID == "" || t.ThreadID == "" {
 		return errors.New("store: SaveTurn: the turn needs an id and a thread id")
+	}
+	if t.Status == StatusRunning {
+		_, err := s.ClaimTurn(ctx, t)
+		return err
 	}
 	var state []byte
 	if t.Status == loop.StatusPaused {
@@ -81,18 +86,15 @@ func (s *Store) SaveTurn(ctx context.Context, t Turn) error {
 	if !t.Ended.IsZero() {
 		ended = t.Ended.UnixNano()
 	}
-	running := t.Status == StatusRunning
-	if running {
-		liveAdd(t.ID)
-	}
 	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `
+		res, err := tx.ExecContext(ctx, `
 INSERT INTO turns (id, thread, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended, owner)
 VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE thread = ?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
 ON CONFLICT (id) DO UPDATE SET status = excluded.status, stop_reason = excluded.stop_reason, answer = excluded.answer,
 	error = excluded.error, usage = excluded.usage, cost = excluded.cost, rounds = excluded.rounds,
 	settlement_rounds = excluded.settlement_rounds, tool_steps = excluded.tool_steps, input = excluded.input,
-	ended = excluded.ended, owner = excluded.owner, state = NULL`,
+	ended = excluded.ended, owner = excluded.owner, state = NULL
+WHERE turns.status != 'running' OR turns.owner = ?15`,
 			t.ID, t.ThreadID, string(t.Status), string(t.StopReason), t.Answer, t.Error, string(usage), t.Cost,
 			t.Rounds, t.SettlementRounds, t.ToolSteps, string(input), started.UnixNano(), ended, owner)
 		if err != nil {
@@ -101,7 +103,12 @@ ON CONFLICT (id) DO UPDATE SET status = excluded.status, stop_reason = excluded.
 			}
 			return fmt.Errorf("store: save turn %s: %w", t.ID, err)
 		}
-		if !running && t.Status != StatusQueued {
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("store: save turn %s: %w", t.ID, err)
+		} else if n == 0 {
+			return runningElsewhere(ctx, tx, t.ThreadID, t.ID)
+		}
+		if t.Status != StatusQueued {
 			if _, err := tx.ExecContext(ctx, `UPDATE pauses SET answered = ? WHERE turn = ? AND answered IS NULL`, now.UnixNano(), t.ID); err != nil {
 				return fmt.Errorf("store: save turn %s: %w", t.ID, err)
 			}
@@ -113,8 +120,18 @@ ON CONFLICT (id) DO UPDATE SET status = excluded.status, stop_reason = excluded.
 		}
 		return touch(ctx, tx, t.ThreadID, now)
 	})
-	if err != nil || !running {
-		liveDel(t.ID)
+	if t.Status != StatusQueued {
+		settled(t.ID, err)
 	}
 	return err
+}
+
+// runningElsewhere is the error for a turn another process runs.
+func runningElsewhere(ctx context.Context, tx *sql.Tx, threadID, turnID string) error {
+	var who string
+	if err := tx.QueryRowContext(ctx, `SELECT owner FROM turns WHERE id = ?`, turnID).Scan(&who); err != nil {
+		return fmt.Errorf("store: save turn %s: %w", turnID, err)
+	}
+	o, _ := parseOwner(who)
+	return &TurnActiveError{ThreadID: threadID, TurnID: turnID, Owner: o}
 }

@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+	"modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Store is rein's database. It is safe for concurrent use; several
@@ -19,6 +20,9 @@ type Store struct {
 	db   *sql.DB   // readers
 	conn *sql.Conn // the one writer connection, owned by the writer goroutine
 	path string
+	// readOnly: the file could not be written when opened; every write
+	// fails with ErrReadOnly.
+	readOnly bool
 
 	mu     sync.RWMutex // guards closed against sends on ops
 	closed bool
@@ -84,15 +88,76 @@ func (c Config) Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	s, err := c.open(ctx, path)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		if err = migrate(ctx, s.conn, SchemaVersion); err != nil {
+			s.Close()
+		}
 	}
-	if err := migrate(ctx, s.conn, SchemaVersion); err != nil {
-		s.Close()
-		return nil, err
+	if err != nil {
+		if !cannotWrite(err) {
+			return nil, err
+		}
+		// A file that cannot be written (a read-only file system or file)
+		// is still read: threads are shown, writes fail with ErrReadOnly.
+		ro, rerr := openReadOnly(ctx, path)
+		if rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		return ro, nil
 	}
 	s.start()
 	return s, nil
+}
+
+// cannotWrite reports whether err says the database file cannot be opened
+// for writing or written.
+func cannotWrite(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+		return true
+	}
+	return false
+}
+
+// openReadOnly opens the database to read only: in WAL mode with its
+// shared-memory file when that can be made, else as an immutable file (a
+// read-only file system, where nobody else can write it either). Its
+// schema must be this rein's: there is no migrating what cannot be
+// written.
+func openReadOnly(ctx context.Context, path string) (*Store, error) {
+	var errs []error
+	for _, mode := range []string{"mode=ro", "mode=ro&immutable=1"} {
+		db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+mode+"&_pragma=busy_timeout(5000)")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var v int
+		if err := db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); err != nil {
+			db.Close()
+			errs = append(errs, fmt.Errorf("store: open %s read-only: %w", path, err))
+			continue
+		}
+		if v != SchemaVersion {
+			db.Close()
+			return nil, fmt.Errorf("store: %s cannot be written and has schema version %d, this rein reads %d: open it once where it can be written, to upgrade it", path, v, SchemaVersion)
+		}
+		db.SetMaxIdleConns(4)
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			db.Close()
+			errs = append(errs, err)
+			continue
+		}
+		s := &Store{db: db, conn: conn, path: path, readOnly: true}
+		s.start()
+		return s, nil
+	}
+	return nil, errors.Join(errs...)
 }
 
 // open opens the file without migrating it (tests stop at older versions).
@@ -126,12 +191,19 @@ func (c Config) open(ctx context.Context, path string) (*Store, error) {
 	return &Store{db: db, conn: conn, path: path}, nil
 }
 
+// ReadOnly reports whether the store was opened to read only, its file
+// being impossible to write (Open falls back to reading it).
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 
 // Close waits for the writes in flight, then closes the database. Writes
-// after Close fail with ErrClosed.
+// after Close fail with ErrClosed. Turns of this process whose end could
+// not be written (a full disk) are closed first, if the store can be
+// written by now, saying so: the process is not there to say it later.
 func (s *Store) Close() error {
+	s.recordUnrecorded()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -146,4 +218,24 @@ func (s *Store) Close() error {
 		<-s.done
 	}
 	return errors.Join(s.conn.Close(), s.db.Close())
+}
+
+// recordUnrecorded closes, as failed with their write error, the turns of
+// this process whose end could not be written, when the store can be
+// written again. Best effort: what fails stays for a later load.
+func (s *Store) recordUnrecorded() {
+	live.Lock()
+	ids := make([]string, 0, len(live.unrecorded))
+	for id := range live.unrecorded {
+		ids = append(ids, id)
+	}
+	live.Unlock()
+	ctx := context.Background()
+	for _, id := range ids {
+		var thread string
+		if err := s.db.QueryRowContext(ctx, `SELECT thread FROM turns WHERE id = ?`, id).Scan(&thread); err != nil {
+			continue
+		}
+		_ = s.Normalize(ctx, thread)
+	}
 }

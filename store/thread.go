@@ -165,17 +165,18 @@ func (s *Store) SetSettings(ctx context.Context, id string, st Settings) error {
 }
 
 // DeleteThread removes a thread with its turns, items, pauses and steered
-// input. It refuses (ErrTurnActive) while a turn of the thread runs in a
-// live process.
+// input. It refuses with a *TurnActiveError (ErrTurnActive) while a turn
+// of the thread runs in a live process.
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := normalize(ctx, tx, id); err != nil {
+		if _, err := normalize(ctx, tx, id); err != nil {
 			return err
 		}
-		var running string
-		err := tx.QueryRowContext(ctx, `SELECT id FROM turns WHERE thread = ? AND status = 'running'`, id).Scan(&running)
+		var running, who string
+		err := tx.QueryRowContext(ctx, `SELECT id, owner FROM turns WHERE thread = ? AND status = 'running'`, id).Scan(&running, &who)
 		if err == nil {
-			return fmt.Errorf("thread %s: turn %s is running: %w", id, running, ErrTurnActive)
+			o, _ := parseOwner(who)
+			return &TurnActiveError{ThreadID: id, TurnID: running, Owner: o}
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("store: delete thread %s: %w", id, err)

@@ -51,50 +51,20 @@ type Turn struct {
 }
 
 // StartTurn records a new running turn of the thread, owned by this
-// process; turnID "" gets a fresh id. A cut turn of the thread is
-// normalized first. It fails with ErrTurnActive while another turn of the
-// thread runs, and with ErrPaused while the latest one waits for an answer.
+// process; turnID "" gets a fresh id. It is ClaimTurn of a new turn: a cut
+// turn of the thread is normalized first; it fails with a *TurnActiveError
+// (ErrTurnActive) while a live process runs another turn of the thread,
+// and with ErrPaused while the latest one waits for an answer.
 func (s *Store) StartTurn(ctx context.Context, threadID, turnID string) (Turn, error) {
 	if turnID == "" {
 		turnID = loop.NewID("turn")
 	}
-	now := time.Now()
-	t := Turn{ID: turnID, ThreadID: threadID, Status: StatusRunning, Started: now}
-	// Marked live before the commit: a Normalize racing with it in this
-	// process must not take the new turn for cut.
-	liveAdd(turnID)
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := normalize(ctx, tx, threadID); err != nil {
-			return err
-		}
-		var last Turn
-		var lastState sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT id, status, state FROM turns WHERE thread = ? ORDER BY seq DESC LIMIT 1`, threadID).Scan(&last.ID, &last.Status, &lastState)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return fmt.Errorf("store: start turn: %w", err)
-		case last.Status == StatusRunning:
-			return fmt.Errorf("thread %s: turn %s: %w", threadID, last.ID, ErrTurnActive)
-		case last.Status == loop.StatusPaused:
-			return fmt.Errorf("thread %s: turn %s: %w", threadID, last.ID, ErrPaused)
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE thread = ?`, threadID).Scan(&t.Seq); err != nil {
-			return fmt.Errorf("store: start turn: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO turns (id, thread, seq, status, started, owner) VALUES (?, ?, ?, ?, ?, ?)`,
-			t.ID, threadID, t.Seq, string(t.Status), now.UnixNano(), owner); err != nil {
-			if isForeignKey(err) {
-				return fmt.Errorf("thread %s: %w", threadID, ErrNotFound)
-			}
-			return fmt.Errorf("store: start turn: %w", err)
-		}
-		return touch(ctx, tx, threadID, now)
-	})
+	t := Turn{ID: turnID, ThreadID: threadID, Status: StatusRunning, Started: time.Now()}
+	c, err := s.ClaimTurn(ctx, t)
 	if err != nil {
-		liveDel(turnID)
 		return Turn{}, err
 	}
+	t.Seq = c.Seq
 	return t, nil
 }
 
@@ -150,11 +120,22 @@ WHERE id = ?`,
 		}
 		return touch(ctx, tx, threadID, now)
 	})
-	if err != nil {
-		return err
+	settled(o.TurnID, err)
+	return err
+}
+
+// settled notes, once a turn of this process was to be recorded as ended or
+// paused, that this process no longer runs it; when the write failed, why,
+// so that the turn is later closed saying its end was not recorded.
+func settled(turnID string, err error) {
+	if err == nil {
+		liveDel(turnID)
+		forgetUnrecorded(turnID)
+		return
 	}
-	liveDel(o.TurnID)
-	return nil
+	if isLive(turnID) {
+		lost(turnID, err)
+	}
 }
 
 // touch marks the thread updated, for lists ordered by activity.

@@ -28,6 +28,9 @@ func (s *Store) start() {
 // write is carried out and its result reported whatever happens to ctx, so
 // an error always means the write did not happen.
 func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	if s.readOnly {
+		return fmt.Errorf("%s: %w", s.path, ErrReadOnly)
+	}
 	o := &op{fn: fn, done: make(chan error, 1)}
 	s.mu.RLock()
 	if s.closed {

@@ -107,7 +107,7 @@ func (p *persisted) run(ctx context.Context, engine *loop.Engine, prompt string)
 	if r := p.resume; r != nil {
 		st, err := p.st.ResumeTurn(ctx, r.state.TurnID, r.answer.CallID)
 		if err != nil {
-			return nil, usageError(err)
+			return nil, turnError(err)
 		}
 		p.turnID = st.TurnID
 		out, err := engine.Resume(ctx, st, r.answer)
@@ -121,17 +121,41 @@ func (p *persisted) run(ctx context.Context, engine *loop.Engine, prompt string)
 		}
 		return out, nil
 	}
-	turn, err := p.st.StartTurn(ctx, p.thread.ID, "")
+	// Claimed in one write of the store, whoever else runs the thread: a
+	// turn running in another process refuses this one.
+	turn := store.Turn{ID: loop.NewID("turn"), ThreadID: p.thread.ID, Started: time.Now()}
+	c, err := p.st.ClaimTurn(ctx, turn)
 	if err != nil {
-		return nil, usageError(err)
+		return nil, turnError(err)
 	}
 	p.turnID = turn.ID
+	if c.Items != len(p.history) {
+		// Another process went on with the thread since it was loaded:
+		// the turn runs on the history as stored.
+		if p.history, err = p.st.Items(ctx, p.thread.ID); err != nil {
+			out := &loop.Outcome{ThreadID: p.thread.ID, TurnID: turn.ID, Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: err}
+			return out, nil
+		}
+	}
 	out, err := engine.Run(ctx, loop.Turn{ThreadID: p.thread.ID, ID: turn.ID, History: p.history,
 		Input: []llm.Item{llm.UserText(prompt)}, Approved: p.thread.Settings.Approved})
 	if out == nil {
 		out = &loop.Outcome{ThreadID: p.thread.ID, TurnID: turn.ID, Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: err}
 	}
 	return out, nil
+}
+
+// turnError is the exit of a turn the store would not start: a usage
+// error when the thread cannot take a turn now (one runs elsewhere, one
+// waits for an answer, the answer does not fit), a failure when the store
+// could not write it (a full disk).
+func turnError(err error) error {
+	var pm *loop.PauseMismatchError
+	if errors.Is(err, store.ErrTurnActive) || errors.Is(err, store.ErrPaused) || errors.Is(err, store.ErrNotFound) ||
+		errors.Is(err, loop.ErrNotPaused) || errors.As(err, &pm) {
+		return usageError(err)
+	}
+	return &exitError{code: ExitFailed, err: fmt.Errorf("the turn could not start: %w", err)}
 }
 
 // finish records how the turn ended, even when ctx was cancelled (an
