@@ -23,6 +23,11 @@ const (
 	// without its terminal event.
 	StreamInterrupted ErrorKind = "stream_interrupted"
 	ToolsUnsupported  ErrorKind = "tools_unsupported"
+	// Timeout: a bound on the call's HTTP phases fired (package
+	// llm/transport): connect, TLS handshake, response headers, or the
+	// silence between two reads; Code names which. Not retried: the wait
+	// was long already.
+	Timeout ErrorKind = "timeout"
 )
 
 func (k ErrorKind) Error() string { return string(k) }

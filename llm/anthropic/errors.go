@@ -55,6 +55,12 @@ func mapError(ctx context.Context, err error, shown bool) error {
 	}
 	var le *llm.Error
 	if errors.As(err, &le) {
+		if le.Provider == "" {
+			// A bound of package llm/transport, which knows no provider.
+			c := *le
+			c.Provider, c.Shown = Provider, c.Shown || shown
+			return &c
+		}
 		return err
 	}
 	// Everything else happened on the wire: a refused or reset connection,

@@ -131,6 +131,15 @@ func transportError(ctx context.Context, provider string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
+	var le *llm.Error
+	if errors.As(err, &le) {
+		// A bound of package llm/transport, which knows no provider.
+		c := *le
+		if c.Provider == "" {
+			c.Provider = provider
+		}
+		return &c
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
