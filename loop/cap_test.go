@@ -141,7 +141,7 @@ func emptyCalls(n int) (llm.Event, bool) {
 
 func stall(int) (llm.Event, bool) { return llm.Event{}, false }
 
-func runHostile(t *testing.T, h *hostileModel, o loop.Options) (*loop.Outcome, error, *events, *atomic.Int32, time.Duration) {
+func runHostile(t *testing.T, h *hostileModel, o loop.Options) (*loop.Outcome, *events, *atomic.Int32, time.Duration, error) {
 	t.Helper()
 	var ran atomic.Int32
 	ev := &events{}
@@ -176,7 +176,7 @@ func runHostile(t *testing.T, h *hostileModel, o loop.Options) (*loop.Outcome, e
 			t.Errorf("request %d breaks the history invariants: %v", i+1, err)
 		}
 	}
-	return out, err, ev, &ran, took
+	return out, ev, &ran, took, err
 }
 
 // TestEndlessStreamIsCutAtTheCap: a model stream that never ends is cut at
@@ -202,7 +202,7 @@ func TestEndlessStreamIsCutAtTheCap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &hostileModel{endless: 1, send: tt.send}
-			out, err, ev, ran, _ := runHostile(t, h, loop.Options{MaxRoundOutput: maxOut, MaxCallArgs: maxArgs})
+			out, ev, ran, _, err := runHostile(t, h, loop.Options{MaxRoundOutput: maxOut, MaxCallArgs: maxArgs})
 			var ce *loop.CapError
 			if !errors.As(err, &ce) || ce.Cap != tt.cap || ce.Limit != tt.limit {
 				t.Fatalf("err = %v, want a *CapError for %s at %d", err, tt.cap, tt.limit)
@@ -257,13 +257,13 @@ func formatCap(n int64) string {
 // default caps, and a negative cap turns one off.
 func TestCapsHaveDefaults(t *testing.T) {
 	h := &hostileModel{endless: 1, send: endlessText}
-	_, err, _, _, _ := runHostile(t, h, loop.Options{})
+	_, _, _, _, err := runHostile(t, h, loop.Options{})
 	var ce *loop.CapError
 	if !errors.As(err, &ce) || ce.Limit != loop.DefaultMaxRoundOutput {
 		t.Fatalf("err = %v, want the default cap of %d", err, loop.DefaultMaxRoundOutput)
 	}
 	h = &hostileModel{endless: 1, send: endlessArgs}
-	_, err, _, _, _ = runHostile(t, h, loop.Options{MaxRoundOutput: -1})
+	_, _, _, _, err = runHostile(t, h, loop.Options{MaxRoundOutput: -1})
 	if !errors.As(err, &ce) || ce.Cap != loop.CapCallArgs || ce.Limit != loop.DefaultMaxCallArgs {
 		t.Fatalf("err = %v, want the default argument cap of %d", err, loop.DefaultMaxCallArgs)
 	}
@@ -297,7 +297,7 @@ func TestDeadlineCutsTheStreamInFlight(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := &hostileModel{endless: tt.endless, every: 5 * time.Millisecond, send: tt.send}
-			out, err, ev, ran, took := runHostile(t, h, loop.Options{Budget: loop.Budget{Time: budget}})
+			out, ev, ran, took, err := runHostile(t, h, loop.Options{Budget: loop.Budget{Time: budget}})
 			if took > tt.within {
 				t.Errorf("the turn took %s with a budget of %s", took, budget)
 			}
