@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -14,13 +15,19 @@ import (
 // recorded provider traffic is a few hundred kilobytes — while a stream that
 // never ends is cut within a few megabytes instead of filling memory.
 const (
-	// DefaultMaxRoundOutput caps what one model call may stream.
-	DefaultMaxRoundOutput = 8 << 20
+	// DefaultMaxRoundOutput caps what one model call may stream: some
+	// eight times the longest output a model writes in one call (128k
+	// tokens, about 512 KiB).
+	DefaultMaxRoundOutput = 4 << 20
 	// DefaultMaxCallArgs caps the arguments of one call.
 	DefaultMaxCallArgs = 1 << 20
 	// callOverhead is what each call counts against MaxRoundOutput besides
 	// its name and arguments, so that a flood of empty calls is cut too.
 	callOverhead = 256
+	// maxKeptOfCut is how much of a capped round's text its history item
+	// keeps: the whole of it would make every later request of the thread
+	// too big for the model's window.
+	maxKeptOfCut = 16 << 10
 )
 
 // The forced final round that a spent time budget leads to gets a tenth of
@@ -70,6 +77,19 @@ var ErrTimeBudget = errors.New("the time budget ran out before the model answere
 // errDeadline is the cause of a stream cut at the turn's deadline, which
 // tells it from the caller's own cancellation.
 var errDeadline = errors.New("loop: the turn's time budget ran out")
+
+// keptOfCut is what the history keeps of a capped round's text: its start,
+// cut at a character boundary, and a note saying why the rest is missing.
+func keptOfCut(text string, err error) string {
+	if len(text) <= maxKeptOfCut {
+		return text
+	}
+	n := maxKeptOfCut
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n] + fmt.Sprintf("\n\n[rein: the rest of this reply, %s in all, was dropped: %v]", formatBytes(int64(len(text))), err)
+}
 
 func formatBytes(n int64) string {
 	switch {

@@ -239,7 +239,9 @@ func TestEndlessStreamIsCutAtTheCap(t *testing.T) {
 					}
 				}
 			}
-			if text > maxOut || tt.text != (text > 0) {
+			// The history keeps the start of a capped round's text, not
+			// all of it: the whole would not fit a later request.
+			if text > 20<<10 || tt.text != (text > 0) {
 				t.Errorf("the cut round kept %d bytes of text (cap %d)", text, maxOut)
 			}
 		})

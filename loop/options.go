@@ -48,7 +48,7 @@ type Options struct {
 	// visible text, reasoning, and every call's name and arguments (each
 	// call counting 256 bytes more). Over it the stream is cut and closed and
 	// the turn fails with stop reason output_capped and a *CapError.
-	// Default 8 MiB (DefaultMaxRoundOutput); negative for no cap.
+	// Default 4 MiB (DefaultMaxRoundOutput); negative for no cap.
 	MaxRoundOutput int64
 	// MaxCallArgs caps, in bytes, the arguments of one call, cut the same
 	// way. Default 1 MiB (DefaultMaxCallArgs); negative for no cap.

@@ -313,7 +313,11 @@ recv:
 		}
 	} else {
 		if res.visible != "" {
-			item.Parts = append(item.Parts, llm.Part{Kind: llm.PartText, Text: res.visible})
+			text := res.visible
+			if res.capped {
+				text = keptOfCut(text, res.err)
+			}
+			item.Parts = append(item.Parts, llm.Part{Kind: llm.PartText, Text: text})
 		}
 		for i := range streamed {
 			c := streamed[i]
