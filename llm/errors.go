@@ -28,6 +28,10 @@ const (
 	// silence between two reads; Code names which. Not retried: the wait
 	// was long already.
 	Timeout ErrorKind = "timeout"
+	// TooLarge: the response passed a bound on its size — a whole body
+	// over 16 MiB (llm/transport.MaxBody) or one streamed event over 32 MiB
+	// (sse.MaxEventSize). Not retried: the next answer would be as large.
+	TooLarge ErrorKind = "too_large"
 )
 
 func (k ErrorKind) Error() string { return string(k) }

@@ -140,6 +140,12 @@ func TestHostileModelStream(t *testing.T) {
 			status: "failed", reason: "output_capped", warning: "output_cap", within: 10 * time.Second,
 		},
 		{
+			name:   "an endless whole body is cut at 16 MiB",
+			rounds: []testkit.Round{{Fault: testkit.FaultEndlessText}},
+			args:   []string{"--no-stream", "--timeout", "30s"},
+			status: "failed", reason: "provider_error", within: 10 * time.Second,
+		},
+		{
 			name:   "a smaller cap from the config file",
 			rounds: []testkit.Round{{Fault: testkit.FaultEndlessText}},
 			config: "[stream]\nmax_round_output = \"256KiB\"\n",

@@ -115,3 +115,17 @@ func TestEndlessStreamThroughTheEngine(t *testing.T) {
 		})
 	}
 }
+
+// TestEndlessWholeBodyIsBounded: a whole (not streamed) body that never
+// ends is read up to llm/transport.MaxBody and refused with an llm.TooLarge
+// error, which is not retried. Before, it was read until memory ran out.
+func TestEndlessWholeBodyIsBounded(t *testing.T) {
+	srv := testkit.NewAnthropicServer(t, testkit.AnthropicRound{Round: testkit.Round{Fault: testkit.FaultEndlessText}})
+	m := newModel(t, srv, anthropic.Options{DisableStreaming: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := drain(ctx, m)
+	if !errors.Is(err, llm.TooLarge) || llm.Transient(err) {
+		t.Fatalf("err = %v, want a non-transient llm.TooLarge error", err)
+	}
+}

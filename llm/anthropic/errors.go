@@ -12,6 +12,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // mapError turns an SDK or transport error into an *llm.Error. shown says
@@ -51,6 +52,9 @@ func mapError(ctx context.Context, err error, shown bool) error {
 			// An error event inside a 200 stream: the status says nothing.
 			e.Status = 0
 		}
+		return e
+	}
+	if e := transport.TooLarge(Provider, err); e != nil {
 		return e
 	}
 	var le *llm.Error

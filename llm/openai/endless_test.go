@@ -123,3 +123,21 @@ func TestEndlessStreamThroughTheEngine(t *testing.T) {
 		}
 	}
 }
+
+// TestEndlessWholeBodyIsBounded: a whole (not streamed) body that never
+// ends is read up to llm/transport.MaxBody and refused with an llm.TooLarge
+// error, which is not retried. Before, it was read until memory ran out.
+func TestEndlessWholeBodyIsBounded(t *testing.T) {
+	for _, api := range endlessAPIs {
+		t.Run(api.name, func(t *testing.T) {
+			srv := api.mock(t, testkit.Round{Fault: testkit.FaultEndlessText})
+			m := api.new(openai.Options{BaseURL: srv.BaseURL(), APIKey: "k", Model: "m", NoStream: true})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err := drain(ctx, m)
+			if !errors.Is(err, llm.TooLarge) || llm.Transient(err) {
+				t.Fatalf("err = %v, want a non-transient llm.TooLarge error", err)
+			}
+		})
+	}
+}
