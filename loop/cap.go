@@ -60,7 +60,7 @@ func (e *CapError) Error() string {
 	if e.Cap == CapCallArgs {
 		name := ""
 		if e.Call != "" {
-			name = " of " + e.Call
+			name = " to " + e.Call
 		}
 		return fmt.Sprintf("the arguments of a call%s passed the cap of %s per call; the model's stream was cut there. "+
 			"If such arguments are expected, raise max_call_arguments in the [stream] table of the config file (loop.Options.MaxCallArgs)", name, formatBytes(e.Limit))
@@ -109,6 +109,10 @@ type meter struct {
 	maxArgs     int64
 	args        []int64       // argument bytes by call index
 	far         map[int]int64 // for indexes args does not reach
+	// names are the calls' names by index, for the error; the last one
+	// announced stands for an index out of the array's reach.
+	names []string
+	last  string
 }
 
 // maxNear is how many call indexes the meter's array covers; a higher one
@@ -120,6 +124,8 @@ func (m *meter) reset(maxOut, maxArgs int64) {
 	m.out, m.maxOut, m.maxArgs = 0, maxOut, maxArgs
 	m.args = m.args[:0]
 	m.far = nil
+	m.names = m.names[:0]
+	m.last = ""
 }
 
 // output counts n bytes of text, reasoning or arguments; it reports whether
@@ -129,9 +135,24 @@ func (m *meter) output(n int) bool {
 	return m.maxOut > 0 && m.out > m.maxOut
 }
 
-// call counts a call's announcement.
-func (m *meter) call(name string) bool {
+// call counts the announcement of call index.
+func (m *meter) call(index int, name string) bool {
+	m.last = name
+	if index >= 0 && index < maxNear {
+		for len(m.names) <= index {
+			m.names = append(m.names, "")
+		}
+		m.names[index] = name
+	}
 	return m.output(len(name) + callOverhead)
+}
+
+// name returns the name of call index, as announced.
+func (m *meter) name(index int) string {
+	if index >= 0 && index < len(m.names) {
+		return m.names[index]
+	}
+	return m.last
 }
 
 // arg counts n bytes of the arguments of call index; it reports whether the
@@ -215,14 +236,14 @@ func collect(s llm.Stream, maxOut, maxArgs int64) (*llm.Response, error) {
 				e = &CapError{Cap: CapRoundOutput, Limit: m.maxOut}
 			}
 		case llm.EventCallStart:
-			if ev.Call != nil && m.call(ev.Call.Name) {
+			if ev.Call != nil && m.call(ev.Index, ev.Call.Name) {
 				e = &CapError{Cap: CapRoundOutput, Limit: m.maxOut}
 			}
 		case llm.EventCallDelta:
 			if m.output(len(ev.Delta)) {
 				e = &CapError{Cap: CapRoundOutput, Limit: m.maxOut}
 			} else if m.arg(ev.Index, len(ev.Delta)) {
-				e = &CapError{Cap: CapCallArgs, Limit: m.maxArgs}
+				e = &CapError{Cap: CapCallArgs, Limit: m.maxArgs, Call: m.name(ev.Index)}
 			}
 		case llm.EventCallDone:
 			if ev.Call != nil {

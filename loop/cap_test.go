@@ -207,6 +207,9 @@ func TestEndlessStreamIsCutAtTheCap(t *testing.T) {
 			if !errors.As(err, &ce) || ce.Cap != tt.cap || ce.Limit != tt.limit {
 				t.Fatalf("err = %v, want a *CapError for %s at %d", err, tt.cap, tt.limit)
 			}
+			if tt.cap == loop.CapCallArgs && (ce.Call != "echo" || !strings.Contains(err.Error(), "echo")) {
+				t.Errorf("err = %v, want it to name the call (echo)", err)
+			}
 			if out.Status != loop.StatusFailed || out.StopReason != loop.StopOutputCapped {
 				t.Errorf("outcome %s/%s, want failed/output_capped", out.Status, out.StopReason)
 			}

@@ -178,7 +178,7 @@ recv:
 			}
 		case llm.EventCallStart:
 			if ev.Call != nil {
-				if m.call(ev.Call.Name) {
+				if m.call(ev.Index, ev.Call.Name) {
 					cut(&CapError{Cap: CapRoundOutput, Limit: m.maxOut})
 					break recv
 				}
@@ -190,7 +190,7 @@ recv:
 				break recv
 			}
 			if m.arg(ev.Index, len(ev.Delta)) {
-				cut(&CapError{Cap: CapCallArgs, Limit: m.maxArgs})
+				cut(&CapError{Cap: CapCallArgs, Limit: m.maxArgs, Call: m.name(ev.Index)})
 				break recv
 			}
 			if r.ev != nil {

@@ -146,6 +146,11 @@ func TestHostileModelStream(t *testing.T) {
 			status: "failed", reason: "provider_error", within: 10 * time.Second,
 		},
 		{
+			name:   "endless keep-alives are cut at 32 MiB",
+			rounds: []testkit.Round{{Fault: testkit.FaultEndlessKeepAlive}},
+			status: "failed", reason: "provider_error", within: 20 * time.Second,
+		},
+		{
 			name:   "a smaller cap from the config file",
 			rounds: []testkit.Round{{Fault: testkit.FaultEndlessText}},
 			config: "[stream]\nmax_round_output = \"256KiB\"\n",

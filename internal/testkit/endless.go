@@ -20,6 +20,9 @@ const (
 	// FaultStallAfterHeaders sends the headers and the stream's opening
 	// event, then nothing.
 	FaultStallAfterHeaders
+	// FaultEndlessKeepAlive sends keep-alives for ever: SSE comments
+	// (Chat, Responses) or ping events (Anthropic), no output.
+	FaultEndlessKeepAlive
 )
 
 // endlessPiece is the text of one endless delta.
@@ -75,7 +78,7 @@ func sseEvent(typ string, v map[string]any) []byte {
 // whole body that never ends); it reports whether it did.
 func (m *MockServer) endless(w http.ResponseWriter, r *http.Request, round Round, stream bool) bool {
 	switch round.Fault {
-	case FaultEndlessText, FaultEndlessArgs, FaultStallAfterHeaders:
+	case FaultEndlessText, FaultEndlessArgs, FaultStallAfterHeaders, FaultEndlessKeepAlive:
 	default:
 		return false
 	}
@@ -106,6 +109,8 @@ func (m *MockServer) endless(w http.ResponseWriter, r *http.Request, round Round
 			head = append(head, sseEvent("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{
 				"type": "function_call", "id": "fc_endless", "status": "in_progress", "call_id": "call_endless", "name": name, "arguments": ""}})...)
 			body = sseEvent("response.function_call_arguments.delta", map[string]any{"output_index": 0, "item_id": "fc_endless", "delta": endlessPiece})
+		case FaultEndlessKeepAlive:
+			body = []byte(": keep-alive\n\n")
 		}
 	} else {
 		chunk := func(delta map[string]any) map[string]any {
@@ -120,6 +125,8 @@ func (m *MockServer) endless(w http.ResponseWriter, r *http.Request, round Round
 			head = append(head, sseData(chunk(map[string]any{"tool_calls": []any{map[string]any{
 				"index": 0, "id": "call_endless", "type": "function", "function": map[string]any{"name": name, "arguments": ""}}}}))...)
 			body = sseData(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": endlessPiece}}}}))
+		case FaultEndlessKeepAlive:
+			body = []byte(": keep-alive\n\n")
 		}
 	}
 	writeEndless(w, done, head, body)
@@ -130,7 +137,7 @@ func (m *MockServer) endless(w http.ResponseWriter, r *http.Request, round Round
 // whether it did.
 func (m *AnthropicServer) endless(w http.ResponseWriter, r *http.Request, round AnthropicRound, model string, stream bool) bool {
 	switch round.Fault {
-	case FaultEndlessText, FaultEndlessArgs, FaultStallAfterHeaders:
+	case FaultEndlessText, FaultEndlessArgs, FaultStallAfterHeaders, FaultEndlessKeepAlive:
 	default:
 		return false
 	}
@@ -159,6 +166,8 @@ func (m *AnthropicServer) endless(w http.ResponseWriter, r *http.Request, round 
 		head = append(head, sseEvent("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{
 			"type": "tool_use", "id": "toolu_endless", "name": endlessName(round.Calls), "input": map[string]any{}}})...)
 		body = sseEvent("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": endlessPiece}})
+	case FaultEndlessKeepAlive:
+		body = sseEvent("ping", map[string]any{})
 	}
 	writeEndless(w, done, head, body)
 	return true

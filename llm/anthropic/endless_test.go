@@ -129,3 +129,17 @@ func TestEndlessWholeBodyIsBounded(t *testing.T) {
 		t.Fatalf("err = %v, want a non-transient llm.TooLarge error", err)
 	}
 }
+
+// TestEndlessKeepAlivesAreBounded: a stream of pings and nothing else is
+// cut once it has sent llm/transport.MaxSilent bytes, with a non-transient
+// llm.TooLarge error. Before, it ran for ever.
+func TestEndlessKeepAlivesAreBounded(t *testing.T) {
+	srv := testkit.NewAnthropicServer(t, testkit.AnthropicRound{Round: testkit.Round{Fault: testkit.FaultEndlessKeepAlive}})
+	m := newModel(t, srv, anthropic.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := drain(ctx, m)
+	if !errors.Is(err, llm.TooLarge) || llm.Transient(err) {
+		t.Fatalf("err = %v, want a non-transient llm.TooLarge error", err)
+	}
+}

@@ -141,3 +141,22 @@ func TestEndlessWholeBodyIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestEndlessKeepAlivesAreBounded: a stream of keep-alives and nothing else
+// is cut once it has sent llm/transport.MaxSilent bytes, with a
+// non-transient llm.TooLarge error. Before, it ran for ever: bytes kept
+// arriving, so no idle bound fired, and the engine saw no output to cap.
+func TestEndlessKeepAlivesAreBounded(t *testing.T) {
+	for _, api := range endlessAPIs {
+		t.Run(api.name, func(t *testing.T) {
+			srv := api.mock(t, testkit.Round{Fault: testkit.FaultEndlessKeepAlive})
+			m := api.new(openai.Options{BaseURL: srv.BaseURL(), APIKey: "k", Model: "m"})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err := drain(ctx, m)
+			if !errors.Is(err, llm.TooLarge) || llm.Transient(err) {
+				t.Fatalf("err = %v, want a non-transient llm.TooLarge error", err)
+			}
+		})
+	}
+}

@@ -51,6 +51,7 @@ func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, e
 		return s, nil
 	}
 	sr := sse.NewReader(resp.Body)
+	s.read, s.provider = sr.Read, r.opts.name()
 	s.pull = func(emit func(llm.Event)) error { return a.readEvent(sr, emit) }
 	return s, nil
 }
