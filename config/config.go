@@ -61,6 +61,7 @@
 //	stream_usage       openai-chat          false leaves out stream_options.include_usage
 //	extra              openai, openai-chat  extra top-level request fields: a table of any values
 //	headers            openai, openai-chat  HTTP headers added to every request: a table of strings
+//	idle_timeout       all                  the longest silence of the server (before its headers, between two reads): a duration, default "5m"
 //
 // extra may not replace the fields rein writes itself (ReservedExtra).
 //
@@ -106,6 +107,17 @@
 // The package only reads and checks the file; package provider decides what
 // it means. A table of a built-in provider is checked against its protocol
 // by package provider, which knows the built-in providers.
+//
+// # Model streams
+//
+// The [stream] table (Stream) caps what one model call may send; over a
+// cap the stream is cut and the turn ends output_capped:
+//
+//	[stream]
+//	max_round_output   = "4MiB"  # text, reasoning and calls of one model call
+//	max_call_arguments = "1MiB"  # the arguments of one call
+//
+// Sizes are written as in [sandbox]; "none" (or -1) is no cap.
 package config
 
 import (
@@ -131,6 +143,8 @@ type File struct {
 	MCP MCP `toml:"mcp"`
 	// Sandbox sets the limits of commands and changes the deny list.
 	Sandbox Sandbox `toml:"sandbox"`
+	// Stream caps what one model call may send (see Stream).
+	Stream Stream `toml:"stream"`
 
 	// Path is where the file was read from; empty when there was none.
 	Path string `toml:"-"`
@@ -300,6 +314,11 @@ type Request struct {
 	Extra map[string]any `toml:"extra" json:"extra,omitempty"`
 	// Headers are HTTP headers added to every request (OpenAI protocols).
 	Headers map[string]string `toml:"headers" json:"headers,omitempty"`
+	// IdleTimeout is how long the provider may stay silent — before the
+	// response's headers, or between two reads of its body — before the
+	// call is cut with an llm.Timeout error (default 5 min; package
+	// llm/transport).
+	IdleTimeout *time.Duration `toml:"idle_timeout" json:"idle_timeout,omitempty"`
 }
 
 // Price is a model's price per million tokens, in US dollars.
@@ -345,6 +364,7 @@ var RequestProtocols = map[string][]string{
 	"stream_usage":      {"openai-chat"},
 	"extra":             {"openai", "openai-chat"},
 	"headers":           {"openai", "openai-chat"},
+	"idle_timeout":      {"openai", "openai-chat", "anthropic"},
 }
 
 // ReservedExtra are request fields rein writes itself on every call; extra

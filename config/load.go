@@ -130,6 +130,7 @@ func (f *File) check() error {
 		}
 	}
 	errs = append(errs, f.Sandbox.check()...)
+	errs = append(errs, f.Stream.check()...)
 	for _, m := range sortedKeys(f.Models) {
 		at := fmt.Sprintf("models.%q", m)
 		prov, name, ok := strings.Cut(m, ":")
@@ -186,6 +187,7 @@ func (r *Request) set() []string {
 	add(r.StreamUsage != nil, "stream_usage")
 	add(len(r.Extra) > 0, "extra")
 	add(len(r.Headers) > 0, "headers")
+	add(r.IdleTimeout != nil, "idle_timeout")
 	return names
 }
 
@@ -198,6 +200,9 @@ func (r *Request) check(at, protocol string) []error {
 	}
 	if n := r.MaxTokens; n != nil && *n <= 0 {
 		errs = append(errs, fmt.Errorf("%s: max_tokens %d: must be positive", at, *n))
+	}
+	if d := r.IdleTimeout; d != nil && *d <= 0 {
+		errs = append(errs, fmt.Errorf("%s: idle_timeout %s: want a positive duration such as \"5m\" (leave it out for the default, 5m)", at, *d))
 	}
 	for _, e := range []struct {
 		name  string

@@ -52,6 +52,10 @@ const (
 	WarnTooManyCall = "too_many_calls"
 	WarnGuard       = "guard"
 	WarnToolIgnored = "calls_ignored"
+	// WarnOutputCap: a model stream passed a cap on its output and was cut.
+	WarnOutputCap = "output_cap"
+	// WarnDeadline: a model stream was cut at the turn's deadline.
+	WarnDeadline = "deadline"
 )
 
 // Round roles.

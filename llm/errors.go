@@ -23,6 +23,15 @@ const (
 	// without its terminal event.
 	StreamInterrupted ErrorKind = "stream_interrupted"
 	ToolsUnsupported  ErrorKind = "tools_unsupported"
+	// Timeout: a bound on the call's HTTP phases fired (package
+	// llm/transport): connect, TLS handshake, response headers, or the
+	// silence between two reads; Code names which. Not retried: the wait
+	// was long already.
+	Timeout ErrorKind = "timeout"
+	// TooLarge: the response passed a bound on its size — a whole body
+	// over 16 MiB (llm/transport.MaxBody) or one streamed event over 32 MiB
+	// (sse.MaxEventSize). Not retried: the next answer would be as large.
+	TooLarge ErrorKind = "too_large"
 )
 
 func (k ErrorKind) Error() string { return string(k) }

@@ -124,6 +124,9 @@ type run struct {
 	// streamed is the last round's calls (roundResult.calls), its array
 	// reused by the next round: a round's result is done with by then.
 	streamed []llm.Call
+	// meter counts each round's output against the caps; its array is
+	// reused round after round.
+	meter meter
 }
 
 func (e *Engine) newRun(ctx context.Context, st *State) *run {
@@ -189,6 +192,15 @@ func (r *run) loop() (*Outcome, error) {
 		}
 		if res.batch != nil {
 			st.ToolSteps++
+		}
+		if res.capped {
+			// A model that streams past a cap is not asked again.
+			r.warn(event.WarnOutputCap, res.err.Error())
+			return r.fail(StopOutputCapped, res.err)
+		}
+		if res.timedOut {
+			r.warn(event.WarnDeadline, "the time budget ran out while the model was answering; its stream was cut")
+			return r.forcedFinish(StopForcedTime)
 		}
 		if res.err == nil {
 			r.compacted = false

@@ -45,6 +45,16 @@ type Options struct {
 	MaxOutputTokens int
 	Temperature     *float64
 
+	// MaxRoundOutput caps, in bytes, what one model call may stream: its
+	// visible text, reasoning, and every call's name and arguments (each
+	// call counting 256 bytes more). Over it the stream is cut and closed and
+	// the turn fails with stop reason output_capped and a *CapError.
+	// Default 4 MiB (DefaultMaxRoundOutput); negative for no cap.
+	MaxRoundOutput int64
+	// MaxCallArgs caps, in bytes, the arguments of one call, cut the same
+	// way. Default 1 MiB (DefaultMaxCallArgs); negative for no cap.
+	MaxCallArgs int64
+
 	// Budget holds the optional token, cost and time budgets of a turn.
 	Budget Budget
 	// Price converts usage to cost; needed for the cost budget.
@@ -108,6 +118,10 @@ type Budget struct {
 	// Cost is in US dollars, from Price.
 	Cost float64
 	// Time is wall-clock time spent running (not waiting for the user).
+	// It is the deadline of every model stream of the turn, so a stream
+	// in flight is cut when it runs out; the forced final round that
+	// follows may run on for a tenth of Time (at least 1 s, at most 30 s)
+	// before it is cut as well.
 	Time time.Duration
 }
 
@@ -176,6 +190,12 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if c.Budget.Tokens < 0 || c.Budget.Cost < 0 || c.Budget.Time < 0 {
 		return c, fmt.Errorf("loop: budgets must not be negative (tokens %d, cost %g, time %s)", c.Budget.Tokens, c.Budget.Cost, c.Budget.Time)
+	}
+	if c.MaxRoundOutput == 0 {
+		c.MaxRoundOutput = DefaultMaxRoundOutput
+	}
+	if c.MaxCallArgs == 0 {
+		c.MaxCallArgs = DefaultMaxCallArgs
 	}
 	if c.Tools == nil {
 		c.Tools = tool.NewSet()

@@ -34,6 +34,9 @@ const (
 	StopAwaitingUser     StopReason = "awaiting_user"
 	StopCancelled        StopReason = "cancelled"
 	StopProviderError    StopReason = "provider_error"
+	// StopOutputCapped: the model passed a cap on one call's output
+	// (Options.MaxRoundOutput, MaxCallArgs); the error is a *CapError.
+	StopOutputCapped StopReason = "output_capped"
 )
 
 // Outcome is how a turn ended.

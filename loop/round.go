@@ -1,9 +1,11 @@
 package loop
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/reinhq/rein/dispatch"
 	"github.com/reinhq/rein/event"
@@ -24,6 +26,34 @@ type roundResult struct {
 	interrupted bool
 	// guarded: the error is the context guard's, not the provider's.
 	guarded bool
+	// capped: the stream passed a cap on its output and was cut there; err
+	// is the *CapError.
+	capped bool
+	// timedOut: the stream was cut at the turn's deadline (the time
+	// budget), not by the caller.
+	timedOut bool
+}
+
+// streamContext returns the context of a round's model stream: the turn's,
+// with the time budget's deadline when there is one, so that a stream in
+// flight is cut when the budget runs out and not only checked between
+// rounds. The forced final round gets at least a grace of its own.
+func (r *run) streamContext(parent context.Context, final bool) (context.Context, context.CancelFunc) {
+	b := r.o.Budget.Time
+	if b <= 0 {
+		return parent, nil
+	}
+	left := b - (r.st.Elapsed + r.o.Now().Sub(r.began))
+	if final {
+		left = max(left, min(max(b/10, minFinalGrace), maxFinalGrace))
+	}
+	return context.WithDeadlineCause(parent, time.Now().Add(left), errDeadline)
+}
+
+// cutAtDeadline reports whether err ended a stream of ctx because the
+// turn's deadline passed.
+func (r *run) cutAtDeadline(ctx context.Context, err error) bool {
+	return err != nil && r.ctx.Err() == nil && context.Cause(ctx) == errDeadline
 }
 
 // request prepares the round's request. The history slice is shared, not
@@ -77,13 +107,21 @@ func (r *run) round(phase llm.Phase) roundResult {
 		res.interrupted = r.ctx.Err() != nil
 		return res
 	}
-	stream, err := r.o.Model.Stream(r.ctx, req)
+	ctx, cancel := r.streamContext(r.ctx, final)
+	if cancel != nil {
+		defer cancel()
+	}
+	stream, err := r.o.Model.Stream(ctx, req)
 	if err != nil {
 		res.err = err
 		res.interrupted = r.ctx.Err() != nil
+		res.timedOut = r.cutAtDeadline(ctx, err)
+		res.counted = res.timedOut
 		return res
 	}
 	defer stream.Close()
+	m := &r.meter
+	m.reset(r.o.MaxRoundOutput, r.o.MaxCallArgs)
 
 	var (
 		disp    *dispatch.Round
@@ -105,6 +143,13 @@ func (r *run) round(phase llm.Phase) roundResult {
 		}
 		disp.Add(c)
 	}
+	// cut ends the stream at a cap: closed at once, so the provider stops
+	// sending, and not read again.
+	cut := func(e *CapError) {
+		res.err, res.capped = e, true
+		stream.Close()
+	}
+recv:
 	for {
 		ev, err := stream.Recv()
 		if err != nil {
@@ -115,25 +160,49 @@ func (r *run) round(phase llm.Phase) roundResult {
 		}
 		switch ev.Kind {
 		case llm.EventText:
+			if m.output(len(ev.Delta)) {
+				cut(&CapError{Cap: CapRoundOutput, Limit: m.maxOut})
+				break recv
+			}
 			visible.WriteString(ev.Delta)
 			if r.ev != nil {
 				r.emit(event.Event{Type: event.TextDelta, Round: n, Phase: phase, Delta: ev.Delta})
 			}
 		case llm.EventReasoning:
+			if m.output(len(ev.Delta)) {
+				cut(&CapError{Cap: CapRoundOutput, Limit: m.maxOut})
+				break recv
+			}
 			if r.ev != nil {
 				r.emit(event.Event{Type: event.ThinkingDelta, Round: n, Phase: phase, Delta: ev.Delta})
 			}
 		case llm.EventCallStart:
 			if ev.Call != nil {
+				if m.call(ev.Index, ev.Call.Name) {
+					cut(&CapError{Cap: CapRoundOutput, Limit: m.maxOut})
+					break recv
+				}
 				r.emit(event.Event{Type: event.CallStarted, Round: n, Index: ev.Index, CallID: ev.Call.ID, Name: ev.Call.Name})
 			}
 		case llm.EventCallDelta:
+			if m.output(len(ev.Delta)) {
+				cut(&CapError{Cap: CapRoundOutput, Limit: m.maxOut})
+				break recv
+			}
+			if m.arg(ev.Index, len(ev.Delta)) {
+				cut(&CapError{Cap: CapCallArgs, Limit: m.maxArgs, Call: m.name(ev.Index)})
+				break recv
+			}
 			if r.ev != nil {
 				r.emit(event.Event{Type: event.CallDelta, Round: n, Index: ev.Index, Delta: ev.Delta})
 			}
 		case llm.EventCallDone:
 			if ev.Call == nil || ev.Index < len(ids) {
 				continue
+			}
+			if e := m.done(ev.Index, ev.Call); e != nil {
+				cut(e)
+				break recv
 			}
 			c := *ev.Call
 			if ev.Index > len(ids) {
@@ -170,6 +239,13 @@ func (r *run) round(phase llm.Phase) roundResult {
 			}
 		case llm.EventDone:
 			resp = ev.Response
+			if e := m.response(resp); e != nil {
+				// A call the stream never announced, too big to keep: the
+				// round is cut as if the stream had been.
+				resp = nil
+				cut(e)
+				break recv
+			}
 		}
 	}
 	if res.err == nil && resp == nil {
@@ -177,6 +253,9 @@ func (r *run) round(phase llm.Phase) roundResult {
 	}
 	if res.err != nil && r.ctx.Err() != nil {
 		res.interrupted = true
+	}
+	if !res.capped && r.cutAtDeadline(ctx, res.err) {
+		res.timedOut = true
 	}
 	res.visible = visible.String()
 
@@ -234,7 +313,11 @@ func (r *run) round(phase llm.Phase) roundResult {
 		}
 	} else {
 		if res.visible != "" {
-			item.Parts = append(item.Parts, llm.Part{Kind: llm.PartText, Text: res.visible})
+			text := res.visible
+			if res.capped {
+				text = keptOfCut(text, res.err)
+			}
+			item.Parts = append(item.Parts, llm.Part{Kind: llm.PartText, Text: text})
 		}
 		for i := range streamed {
 			c := streamed[i]
@@ -252,8 +335,10 @@ func (r *run) round(phase llm.Phase) roundResult {
 	// A round counts whenever the model answered, even with nothing at
 	// all (an empty or cut reply): otherwise empty rounds would slip past
 	// the budgets and the hard ceiling.
-	res.counted = res.err == nil || disp != nil
-	keep := len(item.Parts) > 0 && (res.err == nil || disp != nil || res.interrupted)
+	// A round cut at a cap or the deadline counts and is kept: the model
+	// did answer, and what it said is what it said.
+	res.counted = res.err == nil || disp != nil || res.capped || res.timedOut
+	keep := len(item.Parts) > 0 && (res.err == nil || disp != nil || res.interrupted || res.capped || res.timedOut)
 	if keep {
 		if err := r.record(item); err != nil {
 			res.journalErr = err

@@ -26,10 +26,23 @@ func (r *run) forcedFinish(reason StopReason) (*Outcome, error) {
 	if res.interrupted || r.ctx.Err() != nil {
 		return r.interrupted()
 	}
+	if res.capped {
+		r.warn(event.WarnOutputCap, res.err.Error())
+		return r.fail(StopOutputCapped, res.err)
+	}
+	answer := r.answer(res.visible)
+	if res.timedOut {
+		// Cut at its own deadline: what arrived is the answer, if anything
+		// did.
+		if strings.TrimSpace(answer) == "" {
+			return r.fail(StopForcedTime, ErrTimeBudget)
+		}
+		r.warn(event.WarnDeadline, "the time budget ran out while the model was answering; the answer is cut short")
+		return r.complete(StopForcedTime, answer)
+	}
 	if res.err != nil {
 		return r.fail(StopProviderError, res.err)
 	}
-	answer := r.answer(res.visible)
 	if strings.TrimSpace(answer) == "" {
 		// Never a canned answer reported as success.
 		return r.fail(StopEmptyAnswer, ErrEmptyAnswer)

@@ -92,11 +92,15 @@ func (h *History) Summarize(ctx context.Context, req *llm.Request) (string, erro
 	r := h.r
 	req.TurnID, req.Phase = r.st.TurnID, PhaseCompact
 	req.Round = r.st.Rounds + 1
+	ctx, cancel := r.streamContext(ctx, false)
+	if cancel != nil {
+		defer cancel()
+	}
 	s, err := r.o.Model.Stream(ctx, req)
 	if err != nil {
 		return "", err
 	}
-	resp, err := llm.Collect(s)
+	resp, err := collect(s, r.o.MaxRoundOutput, r.o.MaxCallArgs)
 	if err != nil {
 		return "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/reinhq/rein/llm/anthropic"
 	"github.com/reinhq/rein/llm/openai"
 	"github.com/reinhq/rein/llm/scripted"
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // Resolved is a model ready to use and what is known about it.
@@ -139,7 +140,19 @@ func (r *Resolved) openaiOptions(key string, c Config) openai.Options {
 	}
 	o.Extra = q.Extra
 	o.Headers = q.Headers
+	o.Timeouts = r.timeouts()
 	return o
+}
+
+// timeouts are the HTTP bounds of r's calls: the defaults of package
+// llm/transport, with the config file's idle_timeout as the longest
+// silence before the headers and between two reads.
+func (r *Resolved) timeouts() transport.Timeouts {
+	var t transport.Timeouts
+	if d := r.Request.IdleTimeout; d != nil {
+		t.Idle, t.ResponseHeader = *d, *d
+	}
+	return t
 }
 
 // anthropicOptions are the options of the Anthropic adapter for r.
@@ -156,6 +169,7 @@ func (r *Resolved) anthropicOptions(key string, c Config) anthropic.Options {
 	if q.MaxTokens != nil {
 		o.MaxTokens = *q.MaxTokens
 	}
+	o.Timeouts = r.timeouts()
 	return o
 }
 
@@ -221,6 +235,7 @@ func mergeRequests(ls []layer) config.Request {
 		override(&r.Store, q.Store)
 		override(&r.TokenParam, q.TokenParam)
 		override(&r.StreamUsage, q.StreamUsage)
+		override(&r.IdleTimeout, q.IdleTimeout)
 		r.Extra = mergeMap(r.Extra, q.Extra)
 		r.Headers = mergeMap(r.Headers, q.Headers)
 	}

@@ -117,6 +117,14 @@ func applyCaps(o *loop.Options, s *turnSetup) error {
 	return nil
 }
 
+// streamCaps sets the caps of the config file's [stream] table; a table
+// left out keeps the engine's defaults.
+func streamCaps(o *loop.Options, f *config.File) {
+	if f != nil {
+		o.MaxRoundOutput, o.MaxCallArgs = f.Stream.MaxRoundOutput, f.Stream.MaxCallArguments
+	}
+}
+
 // runTurn runs one turn and reports it as text or JSON Lines, returning an
 // exit code error for anything but a completed turn.
 func runTurn(cmd *cobra.Command, s turnSetup) error {
@@ -138,6 +146,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	if err := applyCaps(&o, &s); err != nil {
 		return usageError(err)
 	}
+	streamCaps(&o, s.cfg)
 	// The store comes first: the knowledge tools and their gates read it.
 	p, err := openPersisted(cmd.Context(), &s)
 	if err != nil {

@@ -358,6 +358,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	if err := applyCaps(&o, &turnSetup{flags: &turnFlags{maxCost: b.base.Budget.Cost}, spec: spec, caps: &mc.caps}); err != nil {
 		return loop.Options{}, nil, err
 	}
+	streamCaps(&o, b.cfg)
 	return o, nil, nil
 }
 

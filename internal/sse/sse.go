@@ -16,15 +16,16 @@ import (
 	"io"
 )
 
-// MaxEventSize bounds one event's data. Providers send events of a few
-// hundred bytes; a Responses completion event repeats the whole output and
-// can reach megabytes, so the bound is generous and only stops a stream that
-// never ends its line.
+// MaxEventSize bounds one event's data, and what the stream may send
+// before it (comments, blank lines, events without data). Providers send
+// events of a few hundred bytes; a Responses completion event repeats the
+// whole output and can reach megabytes, so the bound is generous and only
+// stops a stream that never ends its line, or sends keep-alives for ever.
 const MaxEventSize = 32 << 20
 
-// ErrTooLarge is returned by Err when an event or a line exceeds
-// MaxEventSize.
-var ErrTooLarge = errors.New("sse: event larger than 32 MiB")
+// ErrTooLarge is returned by Err when an event, a line, or what comes
+// before an event exceeds MaxEventSize.
+var ErrTooLarge = errors.New("sse: event (or what came before it) larger than 32 MiB")
 
 // Reader reads events from a stream. The zero value is not usable; make one
 // with NewReader.
@@ -34,6 +35,7 @@ type Reader struct {
 	data  []byte
 	event []byte
 	err   error
+	read  int64 // bytes of the stream read so far
 }
 
 // NewReader returns a Reader of r.
@@ -51,10 +53,15 @@ func (r *Reader) Next() bool {
 	r.data = r.data[:0]
 	r.event = r.event[:0]
 	hasData := false
+	start := r.read
 	for {
 		line, err := r.readLine()
 		if err != nil {
 			r.err = err
+			return false
+		}
+		if r.read-start > MaxEventSize {
+			r.err = ErrTooLarge
 			return false
 		}
 		if len(line) == 0 {
@@ -87,6 +94,10 @@ func (r *Reader) Next() bool {
 		}
 	}
 }
+
+// Read returns how many bytes of the stream were read so far: events,
+// comments and blank lines alike.
+func (r *Reader) Read() int64 { return r.read }
 
 // Data is the current event's data, its lines joined by "\n". It is valid
 // until the next call of Next.
@@ -128,6 +139,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		}
 		return nil, fmt.Errorf("sse: %w", err)
 	}
+	r.read += int64(len(line))
 	line = line[:len(line)-1]
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]

@@ -159,3 +159,31 @@ func FuzzReaderMatchesSDK(f *testing.F) {
 		}
 	})
 }
+
+// endlessComments is a stream of keep-alive comments that never ends.
+type endlessComments struct{}
+
+func (endlessComments) Read(p []byte) (int, error) {
+	const line = ": keep-alive\n\n"
+	n := 0
+	for n+len(line) <= len(p) {
+		n += copy(p[n:], line)
+	}
+	return n, nil
+}
+
+// TestKeepAlivesForEverAreBounded: comments and blank lines count toward the
+// bound of what comes before an event, so a stream of nothing but
+// keep-alives ends with ErrTooLarge instead of being read for ever.
+func TestKeepAlivesForEverAreBounded(t *testing.T) {
+	r := NewReader(endlessComments{})
+	if r.Next() {
+		t.Fatal("an event from a stream of comments")
+	}
+	if r.Err() != ErrTooLarge {
+		t.Errorf("Err() = %v, want ErrTooLarge", r.Err())
+	}
+	if r.Read() <= MaxEventSize {
+		t.Errorf("read %d bytes, want just past %d", r.Read(), MaxEventSize)
+	}
+}

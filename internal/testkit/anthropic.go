@@ -144,6 +144,9 @@ func (m *AnthropicServer) serve(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = "claude-mock"
 	}
+	if m.endless(w, r, round, model, c.Stream) {
+		return
+	}
 	msgID := fmt.Sprintf("msg_mock_%d", n)
 	if !c.Stream {
 		w.Header().Set("Content-Type", "application/json")

@@ -217,7 +217,7 @@ func (m *MockServer) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"no scripted round","type":"server_error"}}`, http.StatusInternalServerError)
 		return
 	}
-	if m.fail(w, round) {
+	if m.fail(w, round) || m.endless(w, r, round, c.Stream) {
 		return
 	}
 	if encoded != nil && gate == nil && c.Stream {

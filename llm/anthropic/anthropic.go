@@ -14,6 +14,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // Provider is the name this adapter gives its errors and opaque payloads.
@@ -35,9 +36,13 @@ type Options struct {
 	BaseURL string
 	// Model is the model used when a request names none.
 	Model string
-	// HTTPClient sends the requests; nil means a client without a timeout,
-	// since a model call is bounded by its context.
+	// HTTPClient sends the requests; nil means a client of package
+	// llm/transport. Either way Timeouts' header and idle bounds apply.
 	HTTPClient *http.Client
+	// Timeouts bound the call's HTTP phases (llm/transport; zero values
+	// are the defaults: 30 s to connect and for TLS, 5 min for the
+	// headers and between two reads of the body).
+	Timeouts transport.Timeouts
 	// DisableStreaming makes each call one JSON request and response. The
 	// events are the same as when streaming; they only arrive at once.
 	DisableStreaming bool
@@ -124,7 +129,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error
 // it: a JSON body (by its content type) decoded into sdk.Message; anything
 // else is a broken response.
 func readMessage(ctx context.Context, resp *http.Response) (*sdk.Message, error) {
-	raw, err := io.ReadAll(resp.Body)
+	raw, err := transport.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
 		return nil, mapError(ctx, fmt.Errorf("error reading response body: %w", err), false)

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // mapError turns an SDK or transport error into an *llm.Error. shown says
@@ -53,8 +54,17 @@ func mapError(ctx context.Context, err error, shown bool) error {
 		}
 		return e
 	}
+	if e := transport.TooLarge(Provider, err); e != nil {
+		return e
+	}
 	var le *llm.Error
 	if errors.As(err, &le) {
+		if le.Provider == "" {
+			// A bound of package llm/transport, which knows no provider.
+			c := *le
+			c.Provider, c.Shown = Provider, c.Shown || shown
+			return &c
+		}
 		return err
 	}
 	// Everything else happened on the wire: a refused or reset connection,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/textcall"
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // assembler turns Messages events — streamed, or replayed from a complete
@@ -41,7 +42,7 @@ type assembler struct {
 type block struct {
 	typ       string
 	text      strings.Builder // text, or thinking text
-	signature string
+	signature strings.Builder
 	data      string // redacted_thinking data
 	id, name  string
 	input     strings.Builder // tool_use input_json_delta fragments
@@ -89,6 +90,16 @@ func (a *assembler) next() (llm.Event, bool) {
 	a.queue[a.head] = llm.Event{}
 	a.head++
 	return ev, true
+}
+
+// output reports whether the pending events carry output.
+func (a *assembler) output() bool {
+	for _, ev := range a.queue[a.head:] {
+		if transport.Output(ev) {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *assembler) emit(ev llm.Event) {
@@ -246,7 +257,7 @@ func (a *assembler) blockStart(index int, bs blockStart) error {
 		a.text(b, bs.text)
 	case "thinking":
 		a.thinking(b, bs.thinking)
-		b.signature = bs.signature
+		b.signature.WriteString(bs.signature)
 	case "redacted_thinking":
 		b.data = bs.data
 	case "tool_use":
@@ -310,7 +321,9 @@ func (a *assembler) delta(index int, typ, s string) error {
 		}
 		a.thinking(b, s)
 	case "signature_delta":
-		b.signature += s
+		// Appended in place: a string concatenation per delta would
+		// copy the whole signature each time.
+		b.signature.WriteString(s)
 	case "input_json_delta":
 		if s == "" {
 			return nil
@@ -384,7 +397,7 @@ func (b *block) part() (llm.Part, bool) {
 		return llm.Part{Kind: llm.PartText, Text: b.text.String()}, true
 	case "thinking":
 		return llm.Part{Kind: llm.PartReasoning, Text: b.text.String(),
-			Opaque: &llm.Opaque{Provider: Provider, Signature: b.signature}}, true
+			Opaque: &llm.Opaque{Provider: Provider, Signature: b.signature.String()}}, true
 	case "redacted_thinking":
 		return llm.Part{Kind: llm.PartReasoning, Opaque: &llm.Opaque{Provider: Provider, Encrypted: b.data}}, true
 	case "tool_use":

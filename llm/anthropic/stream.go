@@ -11,6 +11,7 @@ import (
 
 	"github.com/reinhq/rein/internal/sse"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // sseStream is a streamed call: it reads server-sent events as Recv asks for
@@ -22,6 +23,8 @@ type sseStream struct {
 	asm    assembler
 	err    error
 	closed bool
+	// silence bounds the bytes that carry no output (llm/transport).
+	silence transport.Silence
 }
 
 func newSSEStream(ctx context.Context, resp *http.Response, tools []llm.ToolSpec) *sseStream {
@@ -56,25 +59,53 @@ func (s *sseStream) Recv() (llm.Event, error) {
 // read handles the next event. It skips what the SDK's stream skipped:
 // events without a name, "ping" and events without data; an "error" event
 // ends the stream with the API error it carries.
+//
+// The bytes of events that yield no output — pings, ignored events,
+// signatures — are bounded on their own (llm/transport.MaxSilent).
 func (s *sseStream) read() error {
+	before := s.sse.Read()
 	for s.sse.Next() {
 		switch string(s.sse.Event()) {
 		case "", "ping":
+			if err := s.silent(&before); err != nil {
+				return err
+			}
 			continue
 		case "error":
 			return mapError(s.ctx, eventError(s.resp, s.sse.Data()), s.asm.shown)
 		}
 		data := s.sse.Data()
 		if len(data) == 0 {
+			if err := s.silent(&before); err != nil {
+				return err
+			}
 			continue
 		}
-		return s.asm.data(data)
+		if err := s.asm.data(data); err != nil {
+			return err
+		}
+		if !s.asm.output() {
+			return s.silent(&before)
+		}
+		return nil
 	}
 	if err := s.sse.Err(); err != nil {
 		return mapError(s.ctx, err, s.asm.shown)
 	}
 	return &llm.Error{Kind: llm.StreamInterrupted, Provider: Provider, Shown: s.asm.shown,
 		Message: "the stream ended without message_stop"}
+}
+
+// silent counts the bytes read since *before as silent and moves *before
+// on.
+func (s *sseStream) silent(before *int64) error {
+	now := s.sse.Read()
+	err := s.silence.Add(now - *before)
+	*before = now
+	if err != nil {
+		return transport.TooLarge(Provider, err)
+	}
+	return nil
 }
 
 func (s *sseStream) Close() error {

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // apiVersion is the anthropic-version every request carries: the version the
@@ -50,11 +52,7 @@ func newEndpoint(o *Options) *endpoint {
 		// version, not as x-api-key.
 		h.Set("Authorization", "Bearer "+o.APIKey)
 	}
-	client := o.HTTPClient
-	if client == nil {
-		client = &http.Client{}
-	}
-	return &endpoint{client: client, url: strings.TrimRight(o.BaseURL, "/") + "/v1/messages", header: h}
+	return &endpoint{client: transport.Wrap(o.HTTPClient, o.Timeouts), url: strings.TrimRight(o.BaseURL, "/") + "/v1/messages", header: h}
 }
 
 // post sends body and returns the response of a successful call, leaving its

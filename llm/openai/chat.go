@@ -62,6 +62,7 @@ func (c *Chat) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error)
 		return s, nil
 	}
 	r := sse.NewReader(resp.Body)
+	s.read, s.provider = r.Read, c.opts.name()
 	s.pull = func(emit func(llm.Event)) error { return a.readEvent(r, emit) }
 	return s, nil
 }

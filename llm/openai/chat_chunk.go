@@ -10,6 +10,7 @@ import (
 
 	"github.com/reinhq/rein/internal/sse"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // The Chat Completions response is read by walking its JSON once with gjson
@@ -49,7 +50,7 @@ func (a *chatAssembler) readEvent(r *sse.Reader, emit func(llm.Event)) error {
 // readJSON turns a whole chat.completion body into the same events a stream
 // would have produced.
 func (a *chatAssembler) readJSON(body io.Reader, emit func(llm.Event)) error {
-	raw, err := io.ReadAll(body)
+	raw, err := transport.ReadAll(body)
 	if err != nil {
 		return transportError(a.ctx, a.provider, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // errorBody is the error shape of OpenAI and the compatible servers. Code is
@@ -130,6 +131,18 @@ func streamError(provider string, eb errorBody) *llm.Error {
 func transportError(ctx context.Context, provider string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
+	}
+	if e := transport.TooLarge(provider, err); e != nil {
+		return e
+	}
+	var le *llm.Error
+	if errors.As(err, &le) {
+		// A bound of package llm/transport, which knows no provider.
+		c := *le
+		if c.Provider == "" {
+			c.Provider = provider
+		}
+		return &c
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err

@@ -3,6 +3,8 @@ package openai
 import (
 	"net/http"
 	"strings"
+
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // DefaultBaseURL is OpenAI's API root, used when [Options.BaseURL] is empty.
@@ -38,8 +40,13 @@ type Options struct {
 	BaseURL string
 	// Model is the default model, used when a request names none.
 	Model string
-	// HTTPClient sends the requests; nil means http.DefaultClient.
+	// HTTPClient sends the requests; nil means a client of package
+	// llm/transport. Either way Timeouts' header and idle bounds apply.
 	HTTPClient *http.Client
+	// Timeouts bound the call's HTTP phases (llm/transport; zero values
+	// are the defaults: 30 s to connect and for TLS, 5 min for the
+	// headers and between two reads of the body).
+	Timeouts transport.Timeouts
 	// NoStream asks for one JSON body instead of server-sent events. The
 	// adapter produces the same events from it, all at the end.
 	NoStream bool

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reinhq/rein/internal/sse"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // Responses is a model served over the Responses API.
@@ -50,6 +51,7 @@ func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, e
 		return s, nil
 	}
 	sr := sse.NewReader(resp.Body)
+	s.read, s.provider = sr.Read, r.opts.name()
 	s.pull = func(emit func(llm.Event)) error { return a.readEvent(sr, emit) }
 	return s, nil
 }
@@ -199,7 +201,7 @@ func (a *responsesAssembler) collected() []responses.ResponseOutputItemUnion {
 // readJSON turns a whole response body into the events a stream would have
 // produced.
 func (a *responsesAssembler) readJSON(body io.Reader, emit func(llm.Event)) error {
-	raw, err := io.ReadAll(body)
+	raw, err := transport.ReadAll(body)
 	if err != nil {
 		return transportError(a.ctx, a.provider, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // eventStream is an llm.Stream fed by a pull function: each call of pull
@@ -17,6 +18,11 @@ type eventStream struct {
 	body   io.Closer
 	err    error
 	closed bool
+	// read returns the bytes of the stream read so far (an SSE stream's);
+	// nil for a whole body, which llm/transport.ReadAll bounds instead.
+	read     func() int64
+	silence  transport.Silence
+	provider string
 }
 
 func (s *eventStream) emit(ev llm.Event) { s.queue = append(s.queue, ev) }
@@ -31,7 +37,18 @@ func (s *eventStream) Recv() (llm.Event, error) {
 		}
 		s.queue = s.queue[:0]
 		s.head = 0
-		if err := s.pull(s.emit); err != nil {
+		var before int64
+		if s.read != nil {
+			before = s.read()
+		}
+		err := s.pull(s.emit)
+		if err == nil && s.read != nil && !s.output() {
+			// An event the engine does not see: bounded on its own.
+			if e := s.silence.Add(s.read() - before); e != nil {
+				err = transport.TooLarge(s.provider, e)
+			}
+		}
+		if err != nil {
 			s.err = err
 			s.Close()
 		}
@@ -40,6 +57,16 @@ func (s *eventStream) Recv() (llm.Event, error) {
 	s.queue[s.head] = llm.Event{}
 	s.head++
 	return ev, nil
+}
+
+// output reports whether the queued events carry output.
+func (s *eventStream) output() bool {
+	for _, ev := range s.queue {
+		if transport.Output(ev) {
+			return true
+		}
+	}
+	return false
 }
 
 // Close implements llm.Stream.

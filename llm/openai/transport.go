@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // endpoint posts request bodies to one API path. Requests go out through
@@ -56,11 +58,7 @@ func (o *Options) newEndpoint(path string) *endpoint {
 	for k, v := range o.Headers {
 		h.Set(k, v)
 	}
-	client := o.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
-	return &endpoint{client: client, url: strings.TrimRight(base, "/") + "/" + path, header: h, provider: o.name()}
+	return &endpoint{client: transport.Wrap(o.HTTPClient, o.Timeouts), url: strings.TrimRight(base, "/") + "/" + path, header: h, provider: o.name()}
 }
 
 // post sends body and returns the response of a successful call, leaving

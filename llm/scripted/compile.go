@@ -217,7 +217,7 @@ func digits(s string) bool {
 
 var errorKinds = []llm.ErrorKind{
 	llm.ContextWindowExceeded, llm.RateLimited, llm.Unauthorized, llm.BadRequest,
-	llm.ServerError, llm.StreamInterrupted, llm.ToolsUnsupported,
+	llm.ServerError, llm.StreamInterrupted, llm.ToolsUnsupported, llm.Timeout, llm.TooLarge,
 }
 
 func compileError(es *ErrorSpec) (*llm.Error, error) {
