@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/protocol"
 	"io"
 	"os"
 	"os/exec"
@@ -22,7 +23,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/store"
 )
 
 // storeSlowScript answers after holding the stream open, so a second
@@ -234,13 +234,13 @@ func storeRein(t *testing.T, bin string, env []string, args ...string) (int, str
 
 // storeShow reads a thread through `rein sessions show --json`, a process
 // of its own, and checks its history against rein's invariants.
-func storeShow(t *testing.T, bin string, env []string, db, thread string) *store.Snapshot {
+func storeShow(t *testing.T, bin string, env []string, db, thread string) *protocol.ThreadExport {
 	t.Helper()
 	code, out, errs := storeRein(t, bin, env, "sessions", "show", "--json", "--db", db, thread)
 	if code != 0 {
 		t.Fatalf("rein sessions show exited %d: %s", code, errs)
 	}
-	var snap store.Snapshot
+	var snap protocol.ThreadExport
 	if err := json.Unmarshal([]byte(out), &snap); err != nil {
 		t.Fatalf("rein sessions show --json: %v\n%s", err, out)
 	}
@@ -251,7 +251,7 @@ func storeShow(t *testing.T, bin string, env []string, db, thread string) *store
 }
 
 // storeNoText fails when any item of snap holds text.
-func storeNoText(t *testing.T, snap *store.Snapshot, text string) {
+func storeNoText(t *testing.T, snap *protocol.ThreadExport, text string) {
 	t.Helper()
 	for _, it := range snap.Items {
 		if strings.Contains(it.Text(), text) {
@@ -358,9 +358,9 @@ func TestStoreRunAndServeOnOneThread(t *testing.T) {
 	var running string
 	for deadline := time.Now().Add(20 * time.Second); running == "" && time.Now().Before(deadline); {
 		code, out, _ := storeRein(t, bin, env, "sessions", "show", "--json", "--db", db, th)
-		var snap store.Snapshot
+		var snap protocol.ThreadExport
 		if code == 0 && json.Unmarshal([]byte(out), &snap) == nil {
-			if last := snap.Last(); last != nil && last.Status == store.StatusRunning {
+			if last := snap.Last(); last != nil && last.Status == protocol.StatusInProgress {
 				running = last.ID
 				break
 			}
@@ -518,7 +518,7 @@ func TestStoreReadOnlyDatabase(t *testing.T) {
 		t.Fatalf("rein run exited %d: %s", code, errs)
 	}
 	code, out, errs := storeRein(t, bin, env, "sessions", "list", "--json", "--db", db)
-	var list struct{ Threads []store.Thread }
+	var list protocol.ThreadListResult
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Threads) != 1 {
 		t.Fatalf("rein sessions list: exit %d, %s %s", code, out, errs)
 	}
@@ -550,7 +550,7 @@ func TestStoreRunOnAFullDisk(t *testing.T) {
 		t.Fatalf("rein run exited %d: %s", code, errs)
 	}
 	code, out, errs := storeRein(t, bin, env, "sessions", "list", "--json", "--db", db)
-	var list struct{ Threads []store.Thread }
+	var list protocol.ThreadListResult
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Threads) != 1 {
 		t.Fatalf("rein sessions list: exit %d, %s %s", code, out, errs)
 	}

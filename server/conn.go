@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/protocol"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -170,7 +171,7 @@ func (c *conn) handle(ctx context.Context, data []byte) error {
 	c.mu.Lock()
 	ready := c.initialized
 	c.mu.Unlock()
-	if !ready && m.Method != MethodInitialize {
+	if !ready && m.Method != protocol.MethodInitialize {
 		return c.reply(ctx, m.ID, nil, &Error{Code: CodeNotInitialized, Message: "not initialized: call initialize first", Data: &ErrorData{Kind: "notInitialized"}})
 	}
 	res, err := h(c, ctx, m.Params)
@@ -186,7 +187,7 @@ func (c *conn) reply(ctx context.Context, id json.RawMessage, res any, e *Error)
 		id = json.RawMessage("null")
 	}
 	if e == nil && res == nil {
-		res = EmptyResult{}
+		res = protocol.EmptyResult{}
 	}
 	return c.out.respond(ctx, response{JSONRPC: "2.0", ID: id, Result: res, Error: e})
 }
