@@ -90,17 +90,18 @@ const (
 type Turn = record.Turn
 
 // Snapshot is a thread as loaded: its record, its turns in order and its
-// items in history order.
+// items in history order. Its wire form is package protocol's
+// (protocol.ReadOf).
 type Snapshot struct {
-	Thread Thread     `json:"thread"`
-	Turns  []Turn     `json:"turns"`
-	Items  []llm.Item `json:"items"`
+	Thread Thread
+	Turns  []Turn
+	Items  []llm.Item
 	// Steers holds, by turn id, the input steered into a turn and not yet
 	// in the history, in the order it was accepted: what a process that
 	// stopped before the turn read it leaves behind. A scheduler opening
 	// the thread hands it back (see Scheduler.ResumeThread). Turns still
 	// running in another process are left out.
-	Steers map[string][]llm.Item `json:"-"`
+	Steers map[string][]llm.Item
 }
 
 // encodeState is a paused turn's engine state for its record. A state that

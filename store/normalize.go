@@ -199,11 +199,12 @@ func closingItems(turnID string, items, steers []llm.Item, why closing) []llm.It
 	return out
 }
 
-// Snapshot is a thread as loaded: its settings, turns and history.
+// Snapshot is a thread as loaded: its settings, turns and history. It has
+// no JSON form of its own: protocol.ExportOf makes the one rein prints.
 type Snapshot struct {
-	Thread record.Thread `json:"thread"`
-	Turns  []record.Turn `json:"turns"`
-	Items  []llm.Item    `json:"items"`
+	Thread record.Thread
+	Turns  []record.Turn
+	Items  []llm.Item
 }
 
 // Last returns the latest turn, or nil when there is none.
