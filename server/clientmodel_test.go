@@ -63,7 +63,7 @@ func TestAClientMayNotNameAFileModel(t *testing.T) {
 		if strings.Contains(string(raw), secret) {
 			t.Fatalf("thread/start %q answered with the file's contents: %s", model, raw)
 		}
-		if m.Error == nil || m.Error.Code != server.CodeInvalidParams || !strings.Contains(m.Error.Message, "reads a file") {
+		if m.Error == nil || m.Error.Code != protocol.CodeInvalidParams || !strings.Contains(m.Error.Message, "reads a file") {
 			// Accepted: the first turn reads the file; nothing it sends may
 			// quote it either.
 			var th protocol.ThreadResult

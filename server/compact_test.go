@@ -59,7 +59,7 @@ func TestThreadCompactNeedsAThread(t *testing.T) {
 	b := newBackend(t)
 	c := stdioClient(t, b.server(t, server.Config{}))
 	c.initialize()
-	if e := c.callErr(protocol.MethodThreadCompact, protocol.ThreadCompactParams{}); e.Code != server.CodeInvalidParams {
+	if e := c.callErr(protocol.MethodThreadCompact, protocol.ThreadCompactParams{}); e.Code != protocol.CodeInvalidParams {
 		t.Errorf("thread/compact without a thread: %+v", e)
 	}
 }

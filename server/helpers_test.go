@@ -118,7 +118,7 @@ type msg struct {
 	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
-	Error   *server.Error   `json:"error"`
+	Error   *protocol.Error `json:"error"`
 }
 
 // wire is one client connection's raw messages.
@@ -209,7 +209,7 @@ func (c *client) call(method string, params, out any) {
 }
 
 // callErr sends a request that must fail and returns its error.
-func (c *client) callErr(method string, params any) *server.Error {
+func (c *client) callErr(method string, params any) *protocol.Error {
 	c.t.Helper()
 	m := c.reply(c.send(method, params))
 	if m.Error == nil {

@@ -45,7 +45,7 @@ func (c *conn) initialize(_ context.Context, raw json.RawMessage) (any, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.initialized {
-		return nil, &Error{Code: CodeInvalidRequest, Message: "already initialized", Data: &ErrorData{Kind: "alreadyInitialized"}}
+		return nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "already initialized", Data: &protocol.ErrorData{Kind: "alreadyInitialized"}}
 	}
 	c.initialized = true
 	return protocol.InitializeResult{ServerInfo: protocol.ServerInfo{Name: c.s.c.Name, Version: c.s.c.Version}, ProtocolVersion: protocol.ProtocolVersion}, nil

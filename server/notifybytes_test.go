@@ -42,7 +42,7 @@ func TestNotificationsCountInBytes(t *testing.T) {
 	type reply struct {
 		ID     int             `json:"id"`
 		Result json.RawMessage `json:"result"`
-		Error  *Error          `json:"error"`
+		Error  *protocol.Error `json:"error"`
 	}
 	id := 0
 	call := func(method string, params any) reply {

@@ -170,7 +170,7 @@ func (o *outbox) fits(msg []byte) bool {
 func (o *outbox) respond(ctx context.Context, r response) error {
 	msg, err := json.Marshal(r)
 	if err != nil {
-		r.Result, r.Error = nil, &Error{Code: CodeInternal, Message: "the result does not encode: " + err.Error()}
+		r.Result, r.Error = nil, &protocol.Error{Code: protocol.CodeInternal, Message: "the result does not encode: " + err.Error()}
 		msg, _ = json.Marshal(r)
 	}
 	var timer *time.Timer

@@ -107,7 +107,7 @@ func TestOverloadedWhenTheClientStopsReading(t *testing.T) {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 		Result json.RawMessage `json:"result"`
-		Error  *Error          `json:"error"`
+		Error  *protocol.Error `json:"error"`
 	}
 	// await reads until the response to id and returns it with the number
 	// of messages read before it.
@@ -175,7 +175,7 @@ func TestOverloadedWhenTheClientStopsReading(t *testing.T) {
 	// Read only once the answer is queued: reading makes room.
 	eventually(t, "the answer is queued", func() bool { return qlen() > full })
 	r, before := await(req)
-	if r.Error == nil || r.Error.Code != CodeOverloaded || r.Error.Message != "overloaded, retry" {
+	if r.Error == nil || r.Error.Code != protocol.CodeOverloaded || r.Error.Message != "overloaded, retry" {
 		t.Fatalf("a request to an overloaded connection got %+v, %s", r.Error, r.Result)
 	}
 	// The queue did not grow: at most its size came before the answer (one

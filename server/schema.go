@@ -103,7 +103,7 @@ func Schema() ([]byte, error) {
 		}
 		ns[n.name] = note{Description: n.doc, Params: p}
 	}
-	if _, err := add(Error{}); err != nil {
+	if _, err := add(protocol.Error{}); err != nil {
 		return nil, err
 	}
 	doc := struct {

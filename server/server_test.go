@@ -115,7 +115,7 @@ func TestSession(t *testing.T) {
 
 func runSession(t *testing.T, dial func(t *testing.T) *client, release chan struct{}) []*client {
 	c1 := dial(t)
-	if e := c1.callErr(protocol.MethodThreadList, nil); e.Code != server.CodeNotInitialized {
+	if e := c1.callErr(protocol.MethodThreadList, nil); e.Code != protocol.CodeNotInitialized {
 		t.Errorf("a request before initialize: %+v", e)
 	}
 	c1.initialize()
@@ -165,7 +165,7 @@ func runSession(t *testing.T, dial func(t *testing.T) *client, release chan stru
 	}
 
 	// steer, while the round's tool runs
-	if e := c1.callErr(protocol.MethodTurnSteer, protocol.TurnSteerParams{ThreadID: threadID, ExpectedTurnID: "turn_other", Input: text("x")}); e.Code != server.CodeTurnMismatch || e.Data.ActiveTurnID != turn.ID {
+	if e := c1.callErr(protocol.MethodTurnSteer, protocol.TurnSteerParams{ThreadID: threadID, ExpectedTurnID: "turn_other", Input: text("x")}); e.Code != protocol.CodeTurnMismatch || e.Data.ActiveTurnID != turn.ID {
 		t.Errorf("steer with the wrong turn id: %+v", e)
 	}
 	var steered protocol.TurnSteerResult
@@ -183,7 +183,7 @@ func runSession(t *testing.T, dial func(t *testing.T) *client, release chan stru
 	if done.Turn.ID != turn.ID || done.Turn.Status != "interrupted" || done.Turn.StopReason != string(loop.StopCancelled) {
 		t.Fatalf("turn/completed %+v", done.Turn)
 	}
-	if e := c1.callErr(protocol.MethodTurnSteer, protocol.TurnSteerParams{ThreadID: threadID, ExpectedTurnID: turn.ID, Input: text("late")}); e.Code != server.CodeNoActiveTurn {
+	if e := c1.callErr(protocol.MethodTurnSteer, protocol.TurnSteerParams{ThreadID: threadID, ExpectedTurnID: turn.ID, Input: text("late")}); e.Code != protocol.CodeNoActiveTurn {
 		t.Errorf("steer after the end: %+v", e)
 	}
 
@@ -216,7 +216,7 @@ func runSession(t *testing.T, dial func(t *testing.T) *client, release chan stru
 			t.Fatalf("pause/requested %+v", pause)
 		}
 	}
-	if e := c2.callErr(protocol.MethodPauseAnswer, protocol.PauseAnswerParams{ThreadID: threadID, TurnID: second.Turn.ID, CallID: "zz", Text: "blue"}); e.Code != server.CodePauseMismatch {
+	if e := c2.callErr(protocol.MethodPauseAnswer, protocol.PauseAnswerParams{ThreadID: threadID, TurnID: second.Turn.ID, CallID: "zz", Text: "blue"}); e.Code != protocol.CodePauseMismatch {
 		t.Errorf("an answer for another call: %+v", e)
 	}
 	c2.call(protocol.MethodPauseAnswer, protocol.PauseAnswerParams{ThreadID: threadID, TurnID: second.Turn.ID, CallID: "a1",
