@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/store"
 )
 
@@ -55,8 +54,10 @@ func (a *SQLStore) LoadThread(ctx context.Context, id string) (*Snapshot, error)
 		if err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal(st, new(loop.State)); err != nil {
-			return nil, fmt.Errorf("session: thread %s: the paused turn's state does not decode, so nothing can resume it: %w", id, err)
+		// Checked here, where the error can be returned; the scheduler
+		// decodes it (one decode of what may be a long history).
+		if !json.Valid(st) {
+			return nil, fmt.Errorf("session: thread %s: the paused turn's stored state is not JSON, so nothing can resume it", id)
 		}
 		out.Turns[len(out.Turns)-1].State = st
 	}

@@ -116,8 +116,8 @@ func encodeState(st *loop.State) json.RawMessage {
 }
 
 // pausedState is the engine state of a paused turn's record, nil when it
-// has none or it does not decode (SQLStore.LoadThread refuses such a
-// thread with the decoding error).
+// has none or it does not decode (SQLStore.LoadThread refuses a state that
+// is not JSON; one the engine wrote decodes).
 func pausedState(rec *Turn) *loop.State {
 	if len(rec.State) == 0 {
 		return nil

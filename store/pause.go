@@ -19,6 +19,9 @@ func (s *Store) SavePause(ctx context.Context, turnID string, p *record.Pause, s
 	if p == nil || len(state) == 0 {
 		return fmt.Errorf("store: turn %s: %w", turnID, record.ErrNotPaused)
 	}
+	if err := checkPaused(turnID, p, state); err != nil {
+		return err
+	}
 	now := time.Now()
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		threadID, err := turnThread(ctx, tx, turnID)
@@ -32,6 +35,19 @@ func (s *Store) SavePause(ctx context.Context, turnID string, p *record.Pause, s
 	})
 	settled(turnID, err)
 	return err
+}
+
+// checkPaused refuses, before anything is written, a paused turn that
+// nothing could resume: without a pause or a state, or with a state that is
+// not JSON.
+func checkPaused(turnID string, p *record.Pause, state []byte) error {
+	if p == nil || len(state) == 0 {
+		return fmt.Errorf("store: turn %s is paused without a pause state; nothing could resume it", turnID)
+	}
+	if !json.Valid(state) {
+		return fmt.Errorf("store: turn %s: its paused state is not JSON; give the JSON of its loop.State", turnID)
+	}
+	return nil
 }
 
 // putPause marks the turn paused with its state and records what it waits

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -76,5 +77,43 @@ func TestTurnStatusChecked(t *testing.T) {
 	}
 	if err := s.FinishTurn(ctx, record.Turn{ID: tn.ID, Status: record.StatusCompleted, StopReason: record.StopFinished}, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A paused turn's state that is not JSON is refused by each way of
+// pausing a turn, and the turn is left as it was.
+func TestPausedStateMustBeJSON(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	thread := newThread(t, s)
+	tn, err := s.StartTurn(ctx, thread, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &record.Pause{TurnID: tn.ID, CallID: "q", Tool: "ask_user"}
+	bad := []byte(`{"version":1,`)
+	for name, pause := range map[string]func() error{
+		"SavePause": func() error { return s.SavePause(ctx, tn.ID, p, bad) },
+		"FinishTurn": func() error {
+			return s.FinishTurn(ctx, record.Turn{ID: tn.ID, Status: record.StatusPaused, Pause: p, State: bad}, nil)
+		},
+		"SaveTurn": func() error {
+			return s.SaveTurn(ctx, record.Turn{ID: tn.ID, ThreadID: thread, Status: record.StatusPaused, Pause: p, State: bad})
+		},
+	} {
+		if err := pause(); err == nil || !strings.Contains(err.Error(), "not JSON") {
+			t.Errorf("%s with a state that is not JSON: %v", name, err)
+		}
+	}
+	if _, err := s.LoadPause(ctx, thread); !errors.Is(err, record.ErrNotPaused) {
+		t.Errorf("LoadPause after the refusals: %v, want ErrNotPaused (the turn was not paused)", err)
+	}
+	// Nothing was written: the turn still runs here, and ends as usual.
+	if err := s.FinishTurn(ctx, record.Turn{ID: tn.ID, Status: record.StatusCompleted, StopReason: record.StopFinished}, nil); err != nil {
+		t.Fatal(err)
+	}
+	turns, err := s.Turns(ctx, thread)
+	if err != nil || len(turns) != 1 || turns[0].Status != record.StatusCompleted || turns[0].Error != "" {
+		t.Fatalf("turns after the refusals: %+v, %v", turns, err)
 	}
 }

@@ -61,8 +61,10 @@ func (s *Store) SaveTurn(ctx context.Context, t record.Turn) error {
 		return err
 	}
 	paused := t.Status == record.StatusPaused
-	if paused && (len(t.State) == 0 || t.Pause == nil) {
-		return fmt.Errorf("store: turn %s is paused without a pause state; nothing could resume it", t.ID)
+	if paused {
+		if err := checkPaused(t.ID, t.Pause, t.State); err != nil {
+			return err
+		}
 	}
 	usage, err := json.Marshal(t.Usage)
 	if err != nil {

@@ -50,8 +50,10 @@ func (s *Store) FinishTurn(ctx context.Context, t record.Turn, approved []string
 		return fmt.Errorf("store: FinishTurn: turn %s has the status %q; a turn ends completed, paused, interrupted or failed", t.ID, t.Status)
 	}
 	paused := t.Status == record.StatusPaused
-	if paused && (len(t.State) == 0 || t.Pause == nil) {
-		return fmt.Errorf("store: turn %s is paused without a pause state; nothing could resume it", t.ID)
+	if paused {
+		if err := checkPaused(t.ID, t.Pause, t.State); err != nil {
+			return err
+		}
 	}
 	usage, err := json.Marshal(t.Usage)
 	if err != nil {
