@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/reinhq/rein/record"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -201,8 +202,8 @@ type turnRun struct {
 	out    *loop.Outcome
 	err    error
 	reqs   []testkit.Captured
-	stored []llm.Item  // the thread's items as read back from the store
-	turn   *store.Turn // the turn's row after FinishTurn
+	stored []llm.Item   // the thread's items as read back from the store
+	turn   *record.Turn // the turn's row after FinishTurn
 	waits  []time.Duration
 	events *recorder
 	tools  *toolbox
@@ -226,7 +227,7 @@ func runTurn(t *testing.T, p protocol, rounds []testkit.Round) *turnRun {
 			t.Errorf("closing the store: %v", err)
 		}
 	})
-	th, err := db.CreateThread(ctx, store.Thread{Model: p.name + ":mock", Title: "fault matrix"})
+	th, err := db.CreateThread(ctx, record.Thread{Settings: record.Settings{Model: p.name + ":mock"}, Title: "fault matrix"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,11 @@ func runTurn(t *testing.T, p protocol, rounds []testkit.Round) *turnRun {
 	if r.out == nil {
 		t.Fatalf("the turn returned no outcome: %v", r.err)
 	}
-	if err := db.FinishTurn(ctx, r.out); err != nil {
+	rec, err := r.out.Record()
+	if err == nil {
+		err = db.FinishTurn(ctx, rec, r.out.Approved)
+	}
+	if err != nil {
 		t.Fatalf("FinishTurn: %v", err)
 	}
 	r.reqs = srv.Requests()

@@ -35,29 +35,9 @@ func (r *run) interrupted() (*Outcome, error) {
 	return o, nil
 }
 
-// OpenCalls returns the calls in items that have no result yet, in order.
-// After a crash or an interrupt they are answered before anything else is
-// sent (the store's normalization uses it too).
-func OpenCalls(items []llm.Item) []llm.Call {
-	answered := make(map[string]bool)
-	for i := range items {
-		if res := items[i].Result(); items[i].Role == llm.RoleTool && res != nil {
-			answered[res.CallID] = true
-		}
-	}
-	var out []llm.Call
-	for i := range items {
-		if items[i].Role != llm.RoleAssistant {
-			continue
-		}
-		for _, c := range items[i].Calls() {
-			if !answered[c.ID] {
-				out = append(out, *c)
-			}
-		}
-	}
-	return out
-}
+// OpenCalls returns the calls in items that have no result yet, in order
+// (llm.OpenCalls, which the store's normalization uses too).
+func OpenCalls(items []llm.Item) []llm.Call { return llm.OpenCalls(items) }
 
 // resultIndex finds the tool item answering callID at or after from.
 func resultIndex(h []llm.Item, from int, callID string) int {

@@ -1,42 +1,46 @@
 package loop
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/record"
 )
 
-// Status says how a turn ended.
-type Status string
+// Status says how a turn ended: the one status type of every layer
+// (package record).
+type Status = record.Status
 
 // Turn statuses (DESIGN §2.4).
 const (
-	StatusCompleted   Status = "completed"
-	StatusPaused      Status = "paused"
-	StatusInterrupted Status = "interrupted"
-	StatusFailed      Status = "failed"
+	StatusCompleted   = record.StatusCompleted
+	StatusPaused      = record.StatusPaused
+	StatusInterrupted = record.StatusInterrupted
+	StatusFailed      = record.StatusFailed
 )
 
 // StopReason says why a turn ended.
-type StopReason string
+type StopReason = record.StopReason
 
 // Stop reasons (DESIGN §2.4).
 const (
-	StopFinished         StopReason = "finished"
-	StopForcedBudget     StopReason = "forced_budget"
-	StopForcedTokens     StopReason = "forced_tokens"
-	StopForcedCost       StopReason = "forced_cost"
-	StopForcedTime       StopReason = "forced_time"
-	StopForcedLoop       StopReason = "forced_loop"
-	StopForcedError      StopReason = "forced_error"
-	StopTerminatedByTool StopReason = "terminated_by_tool"
-	StopEmptyAnswer      StopReason = "empty_answer"
-	StopAwaitingUser     StopReason = "awaiting_user"
-	StopCancelled        StopReason = "cancelled"
-	StopProviderError    StopReason = "provider_error"
+	StopFinished         = record.StopFinished
+	StopForcedBudget     = record.StopForcedBudget
+	StopForcedTokens     = record.StopForcedTokens
+	StopForcedCost       = record.StopForcedCost
+	StopForcedTime       = record.StopForcedTime
+	StopForcedLoop       = record.StopForcedLoop
+	StopForcedError      = record.StopForcedError
+	StopTerminatedByTool = record.StopTerminatedByTool
+	StopEmptyAnswer      = record.StopEmptyAnswer
+	StopAwaitingUser     = record.StopAwaitingUser
+	StopCancelled        = record.StopCancelled
+	StopProviderError    = record.StopProviderError
 	// StopOutputCapped: the model passed a cap on one call's output
 	// (Options.MaxRoundOutput, MaxCallArgs); the error is a *CapError.
-	StopOutputCapped StopReason = "output_capped"
+	StopOutputCapped = record.StopOutputCapped
 )
 
 // Outcome is how a turn ended.
@@ -75,18 +79,8 @@ type Outcome struct {
 	Err error `json:"-"`
 }
 
-// Pause is a turn waiting for the user.
-type Pause struct {
-	ThreadID  string          `json:"thread_id,omitempty"`
-	TurnID    string          `json:"turn_id"`
-	CallID    string          `json:"call_id"`
-	Tool      string          `json:"tool"`
-	Kind      tool.PauseKind  `json:"kind"`
-	Intro     string          `json:"intro,omitempty"`
-	Questions []tool.Question `json:"questions,omitempty"`
-	// Args are the arguments of a call awaiting approval.
-	Args string `json:"args,omitempty"`
-}
+// Pause is a turn waiting for the user (package record's).
+type Pause = record.Pause
 
 // Summary returns the outcome as carried by the turn_completed event.
 func (o *Outcome) Summary() *event.TurnSummary {
@@ -104,4 +98,35 @@ func (o *Outcome) Summary() *event.TurnSummary {
 		s.Error = o.Err.Error()
 	}
 	return s
+}
+
+// Record returns the outcome as the turn's record, for a store: a paused
+// outcome carries its State as JSON.
+func (o *Outcome) Record() (record.Turn, error) {
+	t := record.Turn{
+		ID: o.TurnID, ThreadID: o.ThreadID, Status: o.Status, StopReason: o.StopReason, Answer: o.Answer,
+		Usage: o.Usage, Cost: o.Cost, Rounds: o.Rounds, SettlementRounds: o.SettlementRounds, ToolSteps: o.ToolSteps,
+		Pause: o.Pause,
+	}
+	if o.Err != nil {
+		t.Error = o.Err.Error()
+	}
+	if o.State != nil {
+		b, err := json.Marshal(o.State)
+		if err != nil {
+			return record.Turn{}, fmt.Errorf("loop: turn %s state: %w", o.TurnID, err)
+		}
+		t.State = b
+	}
+	return t, nil
+}
+
+// ParseState reads a paused turn's State back from its JSON, as a store
+// keeps it (record.Turn.State).
+func ParseState(b []byte) (*State, error) {
+	st := new(State)
+	if err := json.Unmarshal(b, st); err != nil {
+		return nil, fmt.Errorf("loop: a paused turn's state does not decode: %w", err)
+	}
+	return st, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/reinhq/rein/dispatch"
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -41,19 +42,11 @@ const (
 )
 
 // PauseMismatchError is returned when an answer names a turn or call that is
-// not the one waiting.
-type PauseMismatchError struct {
-	WantTurn, WantCall string
-	GotTurn, GotCall   string
-}
-
-func (e *PauseMismatchError) Error() string {
-	return fmt.Sprintf("loop: this answer is for turn %q call %q, but turn %q is waiting on call %q; answer that call",
-		e.GotTurn, e.GotCall, e.WantTurn, e.WantCall)
-}
+// not the one waiting (package record's).
+type PauseMismatchError = record.PauseMismatchError
 
 // ErrNotPaused is returned when resuming a turn that is not paused.
-var ErrNotPaused = errors.New("loop: the turn is not paused; there is nothing to answer")
+var ErrNotPaused = record.ErrNotPaused
 
 // pause stops the turn for what the round asks of the user: each call
 // awaiting approval, in call order, then the honoured ask_user. An

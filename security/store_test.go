@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/store"
 )
 
 // storeSlowScript answers after holding the stream open, so a second
@@ -234,13 +233,36 @@ func storeRein(t *testing.T, bin string, env []string, args ...string) (int, str
 
 // storeShow reads a thread through `rein sessions show --json`, a process
 // of its own, and checks its history against rein's invariants.
-func storeShow(t *testing.T, bin string, env []string, db, thread string) *store.Snapshot {
+// storeExport is what rein sessions show --json prints: the thread's
+// turns as the protocol has them, in snake_case, and its items as stored.
+type storeExport struct {
+	Turns []storeTurn `json:"turns"`
+	Items []llm.Item  `json:"items"`
+}
+
+// storeTurn is a turn of storeExport.
+type storeTurn struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Answer string `json:"answer"`
+	Error  string `json:"error"`
+}
+
+// Last is the thread's latest turn, nil when it has none.
+func (e *storeExport) Last() *storeTurn {
+	if len(e.Turns) == 0 {
+		return nil
+	}
+	return &e.Turns[len(e.Turns)-1]
+}
+
+func storeShow(t *testing.T, bin string, env []string, db, thread string) *storeExport {
 	t.Helper()
 	code, out, errs := storeRein(t, bin, env, "sessions", "show", "--json", "--db", db, thread)
 	if code != 0 {
 		t.Fatalf("rein sessions show exited %d: %s", code, errs)
 	}
-	var snap store.Snapshot
+	var snap storeExport
 	if err := json.Unmarshal([]byte(out), &snap); err != nil {
 		t.Fatalf("rein sessions show --json: %v\n%s", err, out)
 	}
@@ -251,7 +273,7 @@ func storeShow(t *testing.T, bin string, env []string, db, thread string) *store
 }
 
 // storeNoText fails when any item of snap holds text.
-func storeNoText(t *testing.T, snap *store.Snapshot, text string) {
+func storeNoText(t *testing.T, snap *storeExport, text string) {
 	t.Helper()
 	for _, it := range snap.Items {
 		if strings.Contains(it.Text(), text) {
@@ -358,9 +380,9 @@ func TestStoreRunAndServeOnOneThread(t *testing.T) {
 	var running string
 	for deadline := time.Now().Add(20 * time.Second); running == "" && time.Now().Before(deadline); {
 		code, out, _ := storeRein(t, bin, env, "sessions", "show", "--json", "--db", db, th)
-		var snap store.Snapshot
+		var snap storeExport
 		if code == 0 && json.Unmarshal([]byte(out), &snap) == nil {
-			if last := snap.Last(); last != nil && last.Status == store.StatusRunning {
+			if last := snap.Last(); last != nil && last.Status == "inProgress" {
 				running = last.ID
 				break
 			}
@@ -518,7 +540,7 @@ func TestStoreReadOnlyDatabase(t *testing.T) {
 		t.Fatalf("rein run exited %d: %s", code, errs)
 	}
 	code, out, errs := storeRein(t, bin, env, "sessions", "list", "--json", "--db", db)
-	var list struct{ Threads []store.Thread }
+	var list struct{ Threads []struct{ ID string } }
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Threads) != 1 {
 		t.Fatalf("rein sessions list: exit %d, %s %s", code, out, errs)
 	}
@@ -550,7 +572,7 @@ func TestStoreRunOnAFullDisk(t *testing.T) {
 		t.Fatalf("rein run exited %d: %s", code, errs)
 	}
 	code, out, errs := storeRein(t, bin, env, "sessions", "list", "--json", "--db", db)
-	var list struct{ Threads []store.Thread }
+	var list struct{ Threads []struct{ ID string } }
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Threads) != 1 {
 		t.Fatalf("rein sessions list: exit %d, %s %s", code, out, errs)
 	}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/reinhq/rein/protocol"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,7 @@ func TestAClientMayNotNameAFileModel(t *testing.T) {
 	}
 	// The server resolves a thread's model as rein serve does.
 	setup := func(_ context.Context, th session.Thread) (loop.Options, func(), error) {
-		spec, err := provider.ParseSpec(th.Config.Model)
+		spec, err := provider.ParseSpec(th.Settings.Model)
 		if err != nil {
 			return loop.Options{}, nil, err
 		}
@@ -57,23 +58,23 @@ func TestAClientMayNotNameAFileModel(t *testing.T) {
 	c.initialize()
 
 	for _, model := range []string{"scripted:" + path, "Scripted:" + path, " scripted:" + path} {
-		m := c.reply(c.send(server.MethodThreadStart, server.ThreadStartParams{Model: model}))
+		m := c.reply(c.send(protocol.MethodThreadStart, protocol.ThreadStartParams{Model: model}))
 		raw, _ := json.Marshal(m)
 		if strings.Contains(string(raw), secret) {
 			t.Fatalf("thread/start %q answered with the file's contents: %s", model, raw)
 		}
-		if m.Error == nil || m.Error.Code != server.CodeInvalidParams || !strings.Contains(m.Error.Message, "reads a file") {
+		if m.Error == nil || m.Error.Code != protocol.CodeInvalidParams || !strings.Contains(m.Error.Message, "reads a file") {
 			// Accepted: the first turn reads the file; nothing it sends may
 			// quote it either.
-			var th server.ThreadResult
+			var th protocol.ThreadResult
 			json.Unmarshal(m.Result, &th)
 			if th.Thread.ID != "" {
-				var started server.TurnStartResult
-				tm := c.reply(c.send(server.MethodTurnStart, server.TurnStartParams{ThreadID: th.Thread.ID, Input: text("hi")}))
+				var started protocol.TurnStartResult
+				tm := c.reply(c.send(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: th.Thread.ID, Input: text("hi")}))
 				json.Unmarshal(tm.Result, &started)
-				var done server.TurnNotification
-				c.until(server.NotifyTurnCompleted, &done, func() bool { return done.Turn.ID == started.Turn.ID })
-				rm := c.reply(c.send(server.MethodThreadRead, server.ThreadReadParams{ThreadID: th.Thread.ID}))
+				var done protocol.TurnNotification
+				c.until(protocol.NotifyTurnCompleted, &done, func() bool { return done.Turn.ID == started.Turn.ID })
+				rm := c.reply(c.send(protocol.MethodThreadRead, protocol.ThreadReadParams{ThreadID: th.Thread.ID}))
 				for _, seen := range append(c.seen, rm) {
 					if raw, _ := json.Marshal(seen); strings.Contains(string(raw), secret) {
 						t.Errorf("the server sent the file's contents: %s", raw)
@@ -84,6 +85,6 @@ func TestAClientMayNotNameAFileModel(t *testing.T) {
 		}
 	}
 	// The server's own model (no model given) is still the client's to use.
-	var th server.ThreadResult
-	c.call(server.MethodThreadStart, server.ThreadStartParams{}, &th)
+	var th protocol.ThreadResult
+	c.call(protocol.MethodThreadStart, protocol.ThreadStartParams{}, &th)
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"github.com/reinhq/rein/protocol"
 	"strings"
 	"testing"
 
@@ -20,29 +21,29 @@ func TestThreadCompactRunsACompactionTurn(t *testing.T) {
 	}})
 	c := stdioClient(t, b.server(t, server.Config{}))
 	c.initialize()
-	var th server.ThreadResult
-	c.call(server.MethodThreadStart, server.ThreadStartParams{Model: "script:compact"}, &th)
-	var started server.TurnStartResult
-	c.call(server.MethodTurnStart, server.TurnStartParams{ThreadID: th.Thread.ID, Input: text("which port?")}, &started)
-	var done server.TurnNotification
-	c.until(server.NotifyTurnCompleted, &done, nil)
+	var th protocol.ThreadResult
+	c.call(protocol.MethodThreadStart, protocol.ThreadStartParams{Model: "script:compact"}, &th)
+	var started protocol.TurnStartResult
+	c.call(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: th.Thread.ID, Input: text("which port?")}, &started)
+	var done protocol.TurnNotification
+	c.until(protocol.NotifyTurnCompleted, &done, nil)
 
-	var compact server.TurnStartResult
-	c.call(server.MethodThreadCompact, server.ThreadCompactParams{ThreadID: th.Thread.ID}, &compact)
+	var compact protocol.TurnStartResult
+	c.call(protocol.MethodThreadCompact, protocol.ThreadCompactParams{ThreadID: th.Thread.ID}, &compact)
 	if compact.Turn.ID == "" || compact.Turn.ID == started.Turn.ID {
 		t.Fatalf("thread/compact turn %+v", compact.Turn)
 	}
-	c.until(server.NotifyTurnCompleted, &done, func() bool { return done.Turn.ID == compact.Turn.ID })
+	c.until(protocol.NotifyTurnCompleted, &done, func() bool { return done.Turn.ID == compact.Turn.ID })
 	if done.Turn.Status != "completed" || done.Turn.StopReason != "compacted" {
 		t.Fatalf("the compaction turn ended %s/%s (%s)", done.Turn.Status, done.Turn.StopReason, done.Turn.Error)
 	}
-	c.call(server.MethodTurnStart, server.TurnStartParams{ThreadID: th.Thread.ID, Input: text("and now?")}, &started)
-	c.until(server.NotifyTurnCompleted, &done, func() bool { return done.Turn.ID == started.Turn.ID })
+	c.call(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: th.Thread.ID, Input: text("and now?")}, &started)
+	c.until(protocol.NotifyTurnCompleted, &done, func() bool { return done.Turn.ID == started.Turn.ID })
 	if done.Turn.Answer != "still 8420" {
 		t.Errorf("after the compaction: %+v", done.Turn)
 	}
-	var read server.ThreadReadResult
-	c.call(server.MethodThreadRead, server.ThreadReadParams{ThreadID: th.Thread.ID}, &read)
+	var read protocol.ThreadReadResult
+	c.call(protocol.MethodThreadRead, protocol.ThreadReadParams{ThreadID: th.Thread.ID}, &read)
 	found := false
 	for _, it := range read.Items {
 		if b, _ := json.Marshal(it); strings.Contains(string(b), "Goal: find the port") {
@@ -58,7 +59,7 @@ func TestThreadCompactNeedsAThread(t *testing.T) {
 	b := newBackend(t)
 	c := stdioClient(t, b.server(t, server.Config{}))
 	c.initialize()
-	if e := c.callErr(server.MethodThreadCompact, server.ThreadCompactParams{}); e.Code != server.CodeInvalidParams {
+	if e := c.callErr(protocol.MethodThreadCompact, protocol.ThreadCompactParams{}); e.Code != protocol.CodeInvalidParams {
 		t.Errorf("thread/compact without a thread: %+v", e)
 	}
 }

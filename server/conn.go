@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/protocol"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -147,22 +148,22 @@ func (c *conn) handle(ctx context.Context, data []byte) error {
 		return nil
 	}
 	if data[0] == '[' {
-		return c.reply(ctx, nil, nil, &Error{Code: CodeInvalidRequest, Message: "batches are not supported; send one request per message"})
+		return c.reply(ctx, nil, nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "batches are not supported; send one request per message"})
 	}
 	var m message
 	if err := json.Unmarshal(data, &m); err != nil {
-		return c.reply(ctx, nil, nil, &Error{Code: CodeParseError, Message: "the message is not JSON: " + err.Error()})
+		return c.reply(ctx, nil, nil, &protocol.Error{Code: protocol.CodeParseError, Message: "the message is not JSON: " + err.Error()})
 	}
 	if len(m.ID) == 0 || string(m.ID) == "null" {
 		// A notification (such as "initialized"): nothing to answer.
 		return nil
 	}
 	if m.Method == "" {
-		return c.reply(ctx, m.ID, nil, &Error{Code: CodeInvalidRequest, Message: "the request has no method"})
+		return c.reply(ctx, m.ID, nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "the request has no method"})
 	}
 	h, ok := methods[m.Method]
 	if !ok {
-		return c.reply(ctx, m.ID, nil, &Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("no method %q", clip(m.Method))})
+		return c.reply(ctx, m.ID, nil, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("no method %q", clip(m.Method))})
 	}
 	if c.out.overloaded() {
 		return c.reply(ctx, m.ID, nil, errOverloaded)
@@ -170,8 +171,8 @@ func (c *conn) handle(ctx context.Context, data []byte) error {
 	c.mu.Lock()
 	ready := c.initialized
 	c.mu.Unlock()
-	if !ready && m.Method != MethodInitialize {
-		return c.reply(ctx, m.ID, nil, &Error{Code: CodeNotInitialized, Message: "not initialized: call initialize first", Data: &ErrorData{Kind: "notInitialized"}})
+	if !ready && m.Method != protocol.MethodInitialize {
+		return c.reply(ctx, m.ID, nil, &protocol.Error{Code: protocol.CodeNotInitialized, Message: "not initialized: call initialize first", Data: &protocol.ErrorData{Kind: "notInitialized"}})
 	}
 	res, err := h(c, ctx, m.Params)
 	if err != nil {
@@ -181,12 +182,12 @@ func (c *conn) handle(ctx context.Context, data []byte) error {
 }
 
 // reply queues the answer to a request; an error ends the connection.
-func (c *conn) reply(ctx context.Context, id json.RawMessage, res any, e *Error) error {
+func (c *conn) reply(ctx context.Context, id json.RawMessage, res any, e *protocol.Error) error {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
 	if e == nil && res == nil {
-		res = EmptyResult{}
+		res = protocol.EmptyResult{}
 	}
 	return c.out.respond(ctx, response{JSONRPC: "2.0", ID: id, Result: res, Error: e})
 }

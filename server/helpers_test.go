@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/reinhq/rein/protocol"
 	"io"
 	"strings"
 	"sync"
@@ -79,12 +80,12 @@ func (b *backend) script(name string, s scripted.Script) {
 func (b *backend) setup(_ context.Context, th session.Thread) (loop.Options, func(), error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	m, ok := b.scripts[th.Config.Model]
+	m, ok := b.scripts[th.Settings.Model]
 	if !ok {
-		return loop.Options{}, nil, fmt.Errorf("no script %q", th.Config.Model)
+		return loop.Options{}, nil, fmt.Errorf("no script %q", th.Settings.Model)
 	}
 	o := loop.Options{Model: m, Tools: tool.NewSet(b.tools...), Grace: 100 * time.Millisecond}
-	if strings.HasPrefix(th.Config.Model, "script:compact") {
+	if strings.HasPrefix(th.Settings.Model, "script:compact") {
 		w, err := window.New(window.Config{Model: "gpt-4o", Window: 100_000, MaxOutput: 1_000})
 		if err != nil {
 			return loop.Options{}, nil, err
@@ -117,7 +118,7 @@ type msg struct {
 	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
-	Error   *server.Error   `json:"error"`
+	Error   *protocol.Error `json:"error"`
 }
 
 // wire is one client connection's raw messages.
@@ -208,7 +209,7 @@ func (c *client) call(method string, params, out any) {
 }
 
 // callErr sends a request that must fail and returns its error.
-func (c *client) callErr(method string, params any) *server.Error {
+func (c *client) callErr(method string, params any) *protocol.Error {
 	c.t.Helper()
 	m := c.reply(c.send(method, params))
 	if m.Error == nil {
@@ -241,14 +242,14 @@ func (c *client) until(method string, out any, ok func() bool) {
 
 func (c *client) initialize() {
 	c.t.Helper()
-	var res server.InitializeResult
-	c.call(server.MethodInitialize, server.InitializeParams{ClientInfo: server.ClientInfo{Name: "test"}}, &res)
-	if res.ProtocolVersion != server.ProtocolVersion || res.ServerInfo.Name == "" {
+	var res protocol.InitializeResult
+	c.call(protocol.MethodInitialize, protocol.InitializeParams{ClientInfo: protocol.ClientInfo{Name: "test"}}, &res)
+	if res.ProtocolVersion != protocol.ProtocolVersion || res.ServerInfo.Name == "" {
 		c.t.Fatalf("initialize: %+v", res)
 	}
 }
 
-func text(s string) []server.InputPart { return []server.InputPart{{Type: "text", Text: s}} }
+func text(s string) []protocol.InputPart { return []protocol.InputPart{{Type: "text", Text: s}} }
 
 // pipeWire is a stdio connection through in-process pipes.
 type pipeWire struct {

@@ -4,31 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/protocol"
 
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/session"
-)
-
-// JSON-RPC 2.0 error codes: the standard ones, then the server's.
-const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternal       = -32603
-	// CodeOverloaded answers a request while the connection's outgoing
-	// queue is full (the client stopped reading): retry later.
-	CodeOverloaded     = -32001
-	CodeNotInitialized = -32002
-	CodeNoActiveTurn   = -32010
-	CodeTurnMismatch   = -32011
-	CodeThreadNotFound = -32012
-	CodeTurnPaused     = -32013
-	CodePauseMismatch  = -32014
-	CodeNotPaused      = -32015
-	// CodeTurnBusy answers a turn that cannot run because another process
-	// sharing the store runs a turn of the thread (session.ErrTurnBusy).
-	CodeTurnBusy = -32016
 )
 
 // message is any JSON-RPC message a client sends: a request (with id) or a
@@ -45,7 +24,7 @@ type response struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Result  any             `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
+	Error   *protocol.Error `json:"error,omitempty"`
 }
 
 // notification is a message the server sends without expecting a reply.
@@ -55,56 +34,39 @@ type notification struct {
 	Params  any    `json:"params"`
 }
 
-// Error is a JSON-RPC error object.
-type Error struct {
-	Code    int        `json:"code"`
-	Message string     `json:"message"`
-	Data    *ErrorData `json:"data,omitempty"`
-}
-
-// ErrorData says which error it is in a stable word, for clients that
-// branch on it, with the ids involved.
-type ErrorData struct {
-	Kind           string `json:"kind"`
-	ExpectedTurnID string `json:"expectedTurnId,omitempty"`
-	ActiveTurnID   string `json:"activeTurnId,omitempty"`
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
-
 // errOverloaded is the answer to a request that arrives while the
 // connection's outgoing queue is full.
-var errOverloaded = &Error{Code: CodeOverloaded, Message: "overloaded, retry", Data: &ErrorData{Kind: "overloaded"}}
+var errOverloaded = &protocol.Error{Code: protocol.CodeOverloaded, Message: "overloaded, retry", Data: &protocol.ErrorData{Kind: "overloaded"}}
 
 // invalidParams reports params that do not decode or lack a field.
-func invalidParams(format string, args ...any) *Error {
-	return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf(format, args...), Data: &ErrorData{Kind: "invalidParams"}}
+func invalidParams(format string, args ...any) *protocol.Error {
+	return &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf(format, args...), Data: &protocol.ErrorData{Kind: "invalidParams"}}
 }
 
 // toError maps an error of the scheduler to a JSON-RPC error.
-func toError(err error) *Error {
-	var rpc *Error
+func toError(err error) *protocol.Error {
+	var rpc *protocol.Error
 	var mm *session.TurnMismatchError
 	var pm *loop.PauseMismatchError
 	switch {
 	case errors.As(err, &rpc):
 		return rpc
 	case errors.As(err, &mm):
-		return &Error{Code: CodeTurnMismatch, Message: err.Error(), Data: &ErrorData{Kind: "turnMismatch", ExpectedTurnID: mm.Expected, ActiveTurnID: mm.Active}}
+		return &protocol.Error{Code: protocol.CodeTurnMismatch, Message: err.Error(), Data: &protocol.ErrorData{Kind: "turnMismatch", ExpectedTurnID: mm.Expected, ActiveTurnID: mm.Active}}
 	case errors.Is(err, session.ErrNoActiveTurn):
-		return &Error{Code: CodeNoActiveTurn, Message: err.Error(), Data: &ErrorData{Kind: "noActiveTurn"}}
+		return &protocol.Error{Code: protocol.CodeNoActiveTurn, Message: err.Error(), Data: &protocol.ErrorData{Kind: "noActiveTurn"}}
 	case errors.Is(err, session.ErrThreadNotFound):
-		return &Error{Code: CodeThreadNotFound, Message: err.Error(), Data: &ErrorData{Kind: "threadNotFound"}}
+		return &protocol.Error{Code: protocol.CodeThreadNotFound, Message: err.Error(), Data: &protocol.ErrorData{Kind: "threadNotFound"}}
 	case errors.Is(err, session.ErrTurnBusy):
-		return &Error{Code: CodeTurnBusy, Message: err.Error(), Data: &ErrorData{Kind: "turnBusy"}}
+		return &protocol.Error{Code: protocol.CodeTurnBusy, Message: err.Error(), Data: &protocol.ErrorData{Kind: "turnBusy"}}
 	case errors.Is(err, session.ErrTurnPaused):
-		return &Error{Code: CodeTurnPaused, Message: err.Error(), Data: &ErrorData{Kind: "turnPaused"}}
+		return &protocol.Error{Code: protocol.CodeTurnPaused, Message: err.Error(), Data: &protocol.ErrorData{Kind: "turnPaused"}}
 	case errors.As(err, &pm):
-		return &Error{Code: CodePauseMismatch, Message: err.Error(), Data: &ErrorData{Kind: "pauseMismatch", ExpectedTurnID: pm.WantTurn}}
+		return &protocol.Error{Code: protocol.CodePauseMismatch, Message: err.Error(), Data: &protocol.ErrorData{Kind: "pauseMismatch", ExpectedTurnID: pm.WantTurn}}
 	case errors.Is(err, loop.ErrNotPaused):
-		return &Error{Code: CodeNotPaused, Message: err.Error(), Data: &ErrorData{Kind: "notPaused"}}
+		return &protocol.Error{Code: protocol.CodeNotPaused, Message: err.Error(), Data: &protocol.ErrorData{Kind: "notPaused"}}
 	case errors.Is(err, session.ErrEmptyInput), errors.Is(err, loop.ErrNoDecision):
-		return &Error{Code: CodeInvalidParams, Message: err.Error(), Data: &ErrorData{Kind: "invalidParams"}}
+		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: err.Error(), Data: &protocol.ErrorData{Kind: "invalidParams"}}
 	}
-	return &Error{Code: CodeInternal, Message: err.Error(), Data: &ErrorData{Kind: "internal"}}
+	return &protocol.Error{Code: protocol.CodeInternal, Message: err.Error(), Data: &protocol.ErrorData{Kind: "internal"}}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"github.com/reinhq/rein/protocol"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
@@ -38,20 +39,20 @@ func need(fields ...string) error {
 }
 
 func (c *conn) initialize(_ context.Context, raw json.RawMessage) (any, error) {
-	if _, err := decode[InitializeParams](raw); err != nil {
+	if _, err := decode[protocol.InitializeParams](raw); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.initialized {
-		return nil, &Error{Code: CodeInvalidRequest, Message: "already initialized", Data: &ErrorData{Kind: "alreadyInitialized"}}
+		return nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "already initialized", Data: &protocol.ErrorData{Kind: "alreadyInitialized"}}
 	}
 	c.initialized = true
-	return InitializeResult{ServerInfo: ServerInfo{Name: c.s.c.Name, Version: c.s.c.Version}, ProtocolVersion: ProtocolVersion}, nil
+	return protocol.InitializeResult{ServerInfo: protocol.ServerInfo{Name: c.s.c.Name, Version: c.s.c.Version}, ProtocolVersion: protocol.ProtocolVersion}, nil
 }
 
 func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error) {
-	p, err := decode[ThreadStartParams](raw)
+	p, err := decode[protocol.ThreadStartParams](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -75,11 +76,11 @@ func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error
 	if err := c.watch(ctx, th.ID); err != nil {
 		return nil, err
 	}
-	return ThreadResult{Thread: wireThread(th)}, nil
+	return protocol.ThreadResult{Thread: protocol.ThreadOf(th)}, nil
 }
 
 func (c *conn) threadResume(ctx context.Context, raw json.RawMessage) (any, error) {
-	p, err := decode[ThreadResumeParams](raw)
+	p, err := decode[protocol.ThreadResumeParams](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -93,11 +94,11 @@ func (c *conn) threadResume(ctx context.Context, raw json.RawMessage) (any, erro
 	if err := c.watch(ctx, th.ID); err != nil {
 		return nil, err
 	}
-	return ThreadResult{Thread: wireThread(th)}, nil
+	return protocol.ThreadResult{Thread: protocol.ThreadOf(th)}, nil
 }
 
 func (c *conn) threadList(ctx context.Context, raw json.RawMessage) (any, error) {
-	p, err := decode[ThreadListParams](raw)
+	p, err := decode[protocol.ThreadListParams](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -110,15 +111,15 @@ func (c *conn) threadList(ctx context.Context, raw json.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	out := ThreadListResult{Threads: make([]Thread, 0, len(ths)), NextCursor: next}
+	out := protocol.ThreadListResult{Threads: make([]protocol.Thread, 0, len(ths)), NextCursor: next}
 	for _, th := range ths {
-		out.Threads = append(out.Threads, wireThread(th))
+		out.Threads = append(out.Threads, protocol.ThreadOf(th))
 	}
 	return out, nil
 }
 
 func (c *conn) threadRead(ctx context.Context, raw json.RawMessage) (any, error) {
-	p, err := decode[ThreadReadParams](raw)
+	p, err := decode[protocol.ThreadReadParams](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -129,18 +130,11 @@ func (c *conn) threadRead(ctx context.Context, raw json.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	out := ThreadReadResult{Thread: wireThread(snap.Thread), Turns: make([]Turn, 0, len(snap.Turns)), Items: make([]Item, 0, len(snap.Items))}
-	for i := range snap.Turns {
-		out.Turns = append(out.Turns, wireTurn(&snap.Turns[i]))
-	}
-	for i := range snap.Items {
-		out.Items = append(out.Items, wireItem(&snap.Items[i]))
-	}
-	return out, nil
+	return protocol.ReadOf(snap.Thread, snap.Turns, snap.Items), nil
 }
 
 // input converts the parts of a user's input to one user item.
-func input(parts []InputPart) (llm.Item, error) {
+func input(parts []protocol.InputPart) (llm.Item, error) {
 	if len(parts) == 0 {
 		return llm.Item{}, invalidParams("input is empty; send at least one part")
 	}
@@ -155,7 +149,7 @@ func input(parts []InputPart) (llm.Item, error) {
 }
 
 func (c *conn) turnStart(ctx context.Context, raw json.RawMessage) (any, error) {
-	p, err := decode[TurnStartParams](raw)
+	p, err := decode[protocol.TurnStartParams](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -174,11 +168,11 @@ func (c *conn) turnStart(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	return TurnStartResult{Turn: wireTurn(&t)}, nil
+	return protocol.TurnStartResult{Turn: protocol.TurnOf(&t)}, nil
 }
 
 func (c *conn) threadCompact(ctx context.Context, raw json.RawMessage) (any, error) {
-	p, err := decode[ThreadCompactParams](raw)
+	p, err := decode[protocol.ThreadCompactParams](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -192,11 +186,11 @@ func (c *conn) threadCompact(ctx context.Context, raw json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return TurnStartResult{Turn: wireTurn(&t)}, nil
+	return protocol.TurnStartResult{Turn: protocol.TurnOf(&t)}, nil
 }
 
 func (c *conn) turnSteer(ctx context.Context, raw json.RawMessage) (any, error) {
-	p, err := decode[TurnSteerParams](raw)
+	p, err := decode[protocol.TurnSteerParams](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -211,22 +205,22 @@ func (c *conn) turnSteer(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	return TurnSteerResult{TurnID: p.ExpectedTurnID, ItemID: id}, nil
+	return protocol.TurnSteerResult{TurnID: p.ExpectedTurnID, ItemID: id}, nil
 }
 
 func (c *conn) turnInterrupt(ctx context.Context, raw json.RawMessage) (any, error) {
-	p, err := decode[TurnInterruptParams](raw)
+	p, err := decode[protocol.TurnInterruptParams](raw)
 	if err != nil {
 		return nil, err
 	}
 	if err := need("threadId", p.ThreadID, "turnId", p.TurnID); err != nil {
 		return nil, err
 	}
-	return EmptyResult{}, c.s.c.Sessions.Interrupt(ctx, p.ThreadID, p.TurnID)
+	return protocol.EmptyResult{}, c.s.c.Sessions.Interrupt(ctx, p.ThreadID, p.TurnID)
 }
 
 func (c *conn) pauseAnswer(ctx context.Context, raw json.RawMessage) (any, error) {
-	p, err := decode[PauseAnswerParams](raw)
+	p, err := decode[protocol.PauseAnswerParams](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -240,11 +234,11 @@ func (c *conn) pauseAnswer(ctx context.Context, raw json.RawMessage) (any, error
 	if err := c.watch(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
-	return EmptyResult{}, c.s.c.Sessions.Answer(ctx, p.ThreadID, a)
+	return protocol.EmptyResult{}, c.s.c.Sessions.Answer(ctx, p.ThreadID, a)
 }
 
 func (c *conn) approvalAnswer(ctx context.Context, raw json.RawMessage) (any, error) {
-	p, err := decode[ApprovalAnswerParams](raw)
+	p, err := decode[protocol.ApprovalAnswerParams](raw)
 	if err != nil {
 		return nil, err
 	}
@@ -253,11 +247,11 @@ func (c *conn) approvalAnswer(ctx context.Context, raw json.RawMessage) (any, er
 	}
 	var d loop.Decision
 	switch p.Decision {
-	case DecisionApprove:
+	case protocol.DecisionApprove:
 		d = loop.Approve
-	case DecisionApproveThread:
+	case protocol.DecisionApproveThread:
 		d = loop.ApproveThread
-	case DecisionDeny:
+	case protocol.DecisionDeny:
 		d = loop.Deny
 	default:
 		return nil, invalidParams("decision %q: use approve, approveThread or deny", p.Decision)
@@ -265,22 +259,5 @@ func (c *conn) approvalAnswer(ctx context.Context, raw json.RawMessage) (any, er
 	if err := c.watch(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
-	return EmptyResult{}, c.s.c.Sessions.Answer(ctx, p.ThreadID, loop.Answer{TurnID: p.TurnID, CallID: p.CallID, Decision: d, Text: p.Text})
-}
-
-func wireThread(th session.Thread) Thread {
-	c := th.Config
-	return Thread{
-		ID: th.ID, Workspace: c.Workspace, Model: c.Model, Instructions: c.Instructions,
-		EnableTools: c.EnableTools, DisableTools: c.DisableTools, Approval: c.Approval, Sandbox: c.Sandbox, MaxRounds: c.MaxRounds,
-		Approved: th.Approved, CreatedAt: th.CreatedAt, UpdatedAt: th.UpdatedAt,
-	}
-}
-
-func wireTurn(t *session.Turn) Turn {
-	return Turn{
-		ID: t.ID, ThreadID: t.ThreadID, Status: string(t.Status), StopReason: t.StopReason, Answer: t.Answer,
-		Rounds: t.Rounds, SettlementRounds: t.SettlementRounds, ToolSteps: t.ToolSteps,
-		Usage: wireUsage(t.Usage), Cost: t.Cost, Error: t.Error,
-	}
+	return protocol.EmptyResult{}, c.s.c.Sessions.Answer(ctx, p.ThreadID, loop.Answer{TurnID: p.TurnID, CallID: p.CallID, Decision: d, Text: p.Text})
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/reinhq/rein/protocol"
 	"strconv"
 
 	"github.com/reinhq/rein/event"
@@ -47,21 +48,21 @@ func (n *notifier) handle(e event.Event) {
 		clear(n.calls)
 		clear(n.tools)
 		clear(n.done)
-		n.send(NotifyTurnStarted, TurnNotification{ThreadID: e.ThreadID, Turn: Turn{ID: e.TurnID, ThreadID: e.ThreadID, Status: "inProgress"}})
+		n.send(protocol.NotifyTurnStarted, protocol.TurnNotification{ThreadID: e.ThreadID, Turn: protocol.Turn{ID: e.TurnID, ThreadID: e.ThreadID, Status: "inProgress"}})
 	case event.TurnCompleted:
-		t := Turn{ID: e.TurnID, ThreadID: e.ThreadID, Status: e.Status, StopReason: e.Code}
+		t := protocol.Turn{ID: e.TurnID, ThreadID: e.ThreadID, Status: e.Status, StopReason: e.Code}
 		if s := e.Turn; s != nil {
 			t.Answer, t.Rounds, t.SettlementRounds, t.ToolSteps = s.Answer, s.Rounds, s.SettlementRounds, s.ToolSteps
-			t.Usage, t.Cost, t.Error = wireUsage(s.Usage), s.Cost, s.Error
+			t.Usage, t.Cost, t.Error = protocol.UsageOf(s.Usage), s.Cost, s.Error
 		}
-		n.send(NotifyTurnCompleted, TurnNotification{ThreadID: e.ThreadID, Turn: t})
+		n.send(protocol.NotifyTurnCompleted, protocol.TurnNotification{ThreadID: e.ThreadID, Turn: t})
 	case event.RoundStarted:
 		n.stream = ""
 		clear(n.calls)
 	case event.TextDelta:
-		n.delta(e, DeltaText, "")
+		n.delta(e, protocol.DeltaText, "")
 	case event.ThinkingDelta:
-		n.delta(e, DeltaThinking, "")
+		n.delta(e, protocol.DeltaThinking, "")
 	case event.CallStarted:
 		n.calls[e.Index] = e.CallID
 		n.begin(e)
@@ -70,13 +71,13 @@ func (n *notifier) handle(e event.Event) {
 		if id == "" {
 			id = n.calls[e.Index]
 		}
-		n.delta(e, DeltaArguments, id)
+		n.delta(e, protocol.DeltaArguments, id)
 	case event.ToolStarted:
 		id := toolStreamID(e.TurnID, e.CallID)
 		n.tools[e.CallID] = id
-		n.send(NotifyItemStarted, ItemNotification{ThreadID: e.ThreadID, TurnID: e.TurnID, Item: Item{
-			ID: id, TurnID: e.TurnID, Type: ItemToolResult, Status: "inProgress",
-			Result: &Result{CallID: e.CallID, Name: e.Name, Arguments: e.Args},
+		n.send(protocol.NotifyItemStarted, protocol.ItemNotification{ThreadID: e.ThreadID, TurnID: e.TurnID, Item: protocol.Item{
+			ID: id, TurnID: e.TurnID, Type: protocol.ItemToolResult, Status: "inProgress",
+			Result: &protocol.Result{CallID: e.CallID, Name: e.Name, Arguments: e.Args},
 		}})
 	case event.ItemAdded:
 		if e.Item != nil {
@@ -86,20 +87,20 @@ func (n *notifier) handle(e event.Event) {
 		n.pause(e)
 	case event.Usage:
 		if e.Usage != nil {
-			n.send(NotifyUsageUpdated, UsageUpdated{ThreadID: e.ThreadID, TurnID: e.TurnID, Round: e.Round, Usage: wireUsage(*e.Usage), Cost: e.Cost})
+			n.send(protocol.NotifyUsageUpdated, protocol.UsageUpdated{ThreadID: e.ThreadID, TurnID: e.TurnID, Round: e.Round, Usage: protocol.UsageOf(*e.Usage), Cost: e.Cost})
 		}
 	case event.Context:
 		if e.Context != nil {
-			n.send(NotifyContextUpdated, ContextUpdated{ThreadID: e.ThreadID, TurnID: e.TurnID, Context: e.Context})
+			n.send(protocol.NotifyContextUpdated, protocol.ContextUpdated{ThreadID: e.ThreadID, TurnID: e.TurnID, Context: e.Context})
 		}
 	case event.Warning:
-		w := Warning{ThreadID: e.ThreadID, TurnID: e.TurnID, Code: e.Code, Message: e.Content}
+		w := protocol.Warning{ThreadID: e.ThreadID, TurnID: e.TurnID, Code: e.Code, Message: e.Content}
 		if d, ok := e.Extra["dropped"].(int); ok {
 			w.Dropped = int64(d)
 		}
-		n.send(NotifyWarning, w)
+		n.send(protocol.NotifyWarning, w)
 	case event.Retry:
-		n.send(NotifyWarning, Warning{ThreadID: e.ThreadID, TurnID: e.TurnID, Code: "retry",
+		n.send(protocol.NotifyWarning, protocol.Warning{ThreadID: e.ThreadID, TurnID: e.TurnID, Code: "retry",
 			Message: fmt.Sprintf("retrying the model call (%d of %d): %s", e.Attempt, e.Max, e.Content)})
 	}
 }
@@ -110,19 +111,19 @@ func (n *notifier) begin(e event.Event) {
 		return
 	}
 	n.stream = streamID(e.TurnID, e.Round)
-	n.send(NotifyItemStarted, ItemNotification{ThreadID: e.ThreadID, TurnID: e.TurnID, Item: Item{
-		ID: n.stream, TurnID: e.TurnID, Type: ItemAgentMessage, Status: "inProgress",
+	n.send(protocol.NotifyItemStarted, protocol.ItemNotification{ThreadID: e.ThreadID, TurnID: e.TurnID, Item: protocol.Item{
+		ID: n.stream, TurnID: e.TurnID, Type: protocol.ItemAgentMessage, Status: "inProgress",
 	}})
 }
 
-func (n *notifier) delta(e event.Event, kind DeltaKind, callID string) {
+func (n *notifier) delta(e event.Event, kind protocol.DeltaKind, callID string) {
 	n.begin(e)
-	n.send(NotifyItemDelta, ItemDelta{ThreadID: e.ThreadID, TurnID: e.TurnID, ItemID: n.stream, Kind: kind, Delta: e.Delta, CallID: callID})
+	n.send(protocol.NotifyItemDelta, protocol.ItemDelta{ThreadID: e.ThreadID, TurnID: e.TurnID, ItemID: n.stream, Kind: kind, Delta: e.Delta, CallID: callID})
 }
 
 // item completes a stored item, starting it first when nothing streamed.
 func (n *notifier) item(e event.Event, it *llm.Item) {
-	w := wireItem(it)
+	w := protocol.ItemOf(it)
 	started := ""
 	switch it.Role {
 	case llm.RoleAssistant:
@@ -134,12 +135,12 @@ func (n *notifier) item(e event.Event, it *llm.Item) {
 		}
 	}
 	if started == "" && !n.done[w.ID] {
-		n.send(NotifyItemStarted, ItemNotification{ThreadID: e.ThreadID, TurnID: e.TurnID, Item: w})
+		n.send(protocol.NotifyItemStarted, protocol.ItemNotification{ThreadID: e.ThreadID, TurnID: e.TurnID, Item: w})
 	} else if started != w.ID {
 		w.StreamID = started
 	}
 	n.done[w.ID] = true
-	n.send(NotifyItemCompleted, ItemNotification{ThreadID: e.ThreadID, TurnID: e.TurnID, Item: w})
+	n.send(protocol.NotifyItemCompleted, protocol.ItemNotification{ThreadID: e.ThreadID, TurnID: e.TurnID, Item: w})
 }
 
 func (n *notifier) pause(e event.Event) {
@@ -148,50 +149,16 @@ func (n *notifier) pause(e event.Event) {
 		return
 	}
 	if p.Kind == tool.PauseApproval {
-		n.send(NotifyApprovalRequested, ApprovalRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Arguments: e.Args})
+		n.send(protocol.NotifyApprovalRequested, protocol.ApprovalRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Arguments: e.Args})
 		return
 	}
-	qs := make([]Question, 0, len(p.Questions))
+	qs := make([]protocol.Question, 0, len(p.Questions))
 	for _, q := range p.Questions {
-		w := Question{ID: q.ID, Prompt: q.Prompt, Header: q.Header, MultiSelect: q.MultiSelect, AllowFreeText: q.AllowFreeText}
+		w := protocol.Question{ID: q.ID, Prompt: q.Prompt, Header: q.Header, MultiSelect: q.MultiSelect, AllowFreeText: q.AllowFreeText}
 		for _, o := range q.Options {
-			w.Options = append(w.Options, Option{Label: o.Label, Description: o.Description})
+			w.Options = append(w.Options, protocol.Option{Label: o.Label, Description: o.Description})
 		}
 		qs = append(qs, w)
 	}
-	n.send(NotifyPauseRequested, PauseRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Intro: p.Intro, Questions: qs})
-}
-
-func wireUsage(u llm.Usage) Usage {
-	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedInputTokens: u.CachedInputTokens, ReasoningTokens: u.ReasoningTokens}
-}
-
-// wireItem converts a history item.
-func wireItem(it *llm.Item) Item {
-	w := Item{ID: it.ID, TurnID: it.TurnID, Origin: string(it.Origin), Status: "completed"}
-	switch it.Role {
-	case llm.RoleAssistant:
-		w.Type = ItemAgentMessage
-	case llm.RoleTool:
-		w.Type = ItemToolResult
-	default:
-		w.Type = ItemUserMessage
-	}
-	for _, p := range it.Parts {
-		switch p.Kind {
-		case llm.PartText:
-			w.Text += p.Text
-		case llm.PartReasoning:
-			w.Thinking += p.Text
-		case llm.PartCall:
-			if p.Call != nil {
-				w.Calls = append(w.Calls, Call{ID: p.Call.ID, Name: p.Call.Name, Arguments: p.Call.Args})
-			}
-		case llm.PartResult:
-			if r := p.Result; r != nil {
-				w.Result = &Result{CallID: r.CallID, Name: r.Name, Content: r.Content, Status: string(r.Status)}
-			}
-		}
-	}
-	return w
+	n.send(protocol.NotifyPauseRequested, protocol.PauseRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Intro: p.Intro, Questions: qs})
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"github.com/reinhq/rein/protocol"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestNotificationsCountInBytes(t *testing.T) {
 	type reply struct {
 		ID     int             `json:"id"`
 		Result json.RawMessage `json:"result"`
-		Error  *Error          `json:"error"`
+		Error  *protocol.Error `json:"error"`
 	}
 	id := 0
 	call := func(method string, params any) reply {
@@ -62,11 +63,11 @@ func TestNotificationsCountInBytes(t *testing.T) {
 			}
 		}
 	}
-	call(MethodInitialize, InitializeParams{})
-	var th ThreadResult
-	json.Unmarshal(call(MethodThreadStart, ThreadStartParams{}).Result, &th)
-	var started TurnStartResult
-	json.Unmarshal(call(MethodTurnStart, TurnStartParams{ThreadID: th.Thread.ID, Input: []InputPart{{Type: "text", Text: "talk"}}}).Result, &started)
+	call(protocol.MethodInitialize, protocol.InitializeParams{})
+	var th protocol.ThreadResult
+	json.Unmarshal(call(protocol.MethodThreadStart, protocol.ThreadStartParams{}).Result, &th)
+	var started protocol.TurnStartResult
+	json.Unmarshal(call(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: th.Thread.ID, Input: []protocol.InputPart{{Type: "text", Text: "talk"}}}).Result, &started)
 	close(gate)
 
 	// The client reads nothing now.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/protocol"
 	"sync"
 	"time"
 )
@@ -126,8 +127,8 @@ func (o *outbox) notify(method string, params any) {
 	now := time.Now()
 	var warning []byte
 	if o.gap > 0 {
-		warning, _ = json.Marshal(notification{JSONRPC: "2.0", Method: NotifyWarning, Params: Warning{
-			Code: WarnNotificationsDropped, Dropped: o.gap,
+		warning, _ = json.Marshal(notification{JSONRPC: "2.0", Method: protocol.NotifyWarning, Params: protocol.Warning{
+			Code: protocol.WarnNotificationsDropped, Dropped: o.gap,
 			Message: fmt.Sprintf("%d notifications were dropped because the client read too slowly; read the thread (thread/read) to catch up", o.gap),
 		}})
 	}
@@ -169,7 +170,7 @@ func (o *outbox) fits(msg []byte) bool {
 func (o *outbox) respond(ctx context.Context, r response) error {
 	msg, err := json.Marshal(r)
 	if err != nil {
-		r.Result, r.Error = nil, &Error{Code: CodeInternal, Message: "the result does not encode: " + err.Error()}
+		r.Result, r.Error = nil, &protocol.Error{Code: protocol.CodeInternal, Message: "the result does not encode: " + err.Error()}
 		msg, _ = json.Marshal(r)
 	}
 	var timer *time.Timer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/reinhq/rein/protocol"
 	"io"
 	"strings"
 	"testing"
@@ -106,7 +107,7 @@ func TestOverloadedWhenTheClientStopsReading(t *testing.T) {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 		Result json.RawMessage `json:"result"`
-		Error  *Error          `json:"error"`
+		Error  *protocol.Error `json:"error"`
 	}
 	// await reads until the response to id and returns it with the number
 	// of messages read before it.
@@ -137,11 +138,11 @@ func TestOverloadedWhenTheClientStopsReading(t *testing.T) {
 		}
 	}
 
-	call(MethodInitialize, InitializeParams{}, nil)
-	var th ThreadResult
-	call(MethodThreadStart, ThreadStartParams{}, &th)
-	var started TurnStartResult
-	call(MethodTurnStart, TurnStartParams{ThreadID: th.Thread.ID, Input: []InputPart{{Type: "text", Text: "talk"}}}, &started)
+	call(protocol.MethodInitialize, protocol.InitializeParams{}, nil)
+	var th protocol.ThreadResult
+	call(protocol.MethodThreadStart, protocol.ThreadStartParams{}, &th)
+	var started protocol.TurnStartResult
+	call(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: th.Thread.ID, Input: []protocol.InputPart{{Type: "text", Text: "talk"}}}, &started)
 	close(gate)
 
 	// The client reads nothing now; the turn goes on regardless.
@@ -170,11 +171,11 @@ func TestOverloadedWhenTheClientStopsReading(t *testing.T) {
 		return len(c.out.q)
 	}
 	full := qlen()
-	req := send(MethodThreadList, nil)
+	req := send(protocol.MethodThreadList, nil)
 	// Read only once the answer is queued: reading makes room.
 	eventually(t, "the answer is queued", func() bool { return qlen() > full })
 	r, before := await(req)
-	if r.Error == nil || r.Error.Code != CodeOverloaded || r.Error.Message != "overloaded, retry" {
+	if r.Error == nil || r.Error.Code != protocol.CodeOverloaded || r.Error.Message != "overloaded, retry" {
 		t.Fatalf("a request to an overloaded connection got %+v, %s", r.Error, r.Result)
 	}
 	// The queue did not grow: at most its size came before the answer (one
@@ -192,15 +193,15 @@ func TestOverloadedWhenTheClientStopsReading(t *testing.T) {
 		}
 		return qlen() == 0
 	})
-	call(MethodThreadList, nil, nil)
-	send(MethodTurnStart, TurnStartParams{ThreadID: th.Thread.ID, Input: []InputPart{{Type: "text", Text: "again"}}})
+	call(protocol.MethodThreadList, nil, nil)
+	send(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: th.Thread.ID, Input: []protocol.InputPart{{Type: "text", Text: "again"}}})
 	for {
 		var r reply
 		json.Unmarshal(<-tr.out, &r)
-		if r.Method == NotifyWarning {
-			var w Warning
+		if r.Method == protocol.NotifyWarning {
+			var w protocol.Warning
 			json.Unmarshal(r.Params, &w)
-			if w.Code != WarnNotificationsDropped || w.Dropped < 400 {
+			if w.Code != protocol.WarnNotificationsDropped || w.Dropped < 400 {
 				t.Errorf("warning %+v, want notifications_dropped with the count", w)
 			}
 			break

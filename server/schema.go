@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/reinhq/rein/protocol"
 	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -28,31 +29,31 @@ type (
 // protocolMethods lists every method with its params and result, in the
 // order of DESIGN §9.
 var protocolMethods = []methodTypes{
-	{MethodInitialize, InitializeParams{}, InitializeResult{}, "The first request of a connection."},
-	{MethodThreadStart, ThreadStartParams{}, ThreadResult{}, "Creates a thread; the connection receives its notifications."},
-	{MethodThreadResume, ThreadResumeParams{}, ThreadResult{}, "Loads a stored thread (a paused turn can then be answered); the connection receives its notifications."},
-	{MethodThreadList, ThreadListParams{}, ThreadListResult{}, "Lists threads, most recently updated first."},
-	{MethodThreadRead, ThreadReadParams{}, ThreadReadResult{}, "Reads a thread with its turns and items."},
-	{MethodTurnStart, TurnStartParams{}, TurnStartResult{}, "Starts a turn: inProgress, or queued while a turn runs."},
-	{MethodTurnSteer, TurnSteerParams{}, TurnSteerResult{}, "Adds input to the running turn; the input is persisted before the answer."},
-	{MethodTurnInterrupt, TurnInterruptParams{}, EmptyResult{}, "Cancels a turn; it later completes interrupted."},
-	{MethodThreadCompact, ThreadCompactParams{}, TurnStartResult{}, "Compacts the thread's context now, as a turn of its own (inProgress, or queued behind the running turn); it completes with stop reason compacted."},
-	{MethodPauseAnswer, PauseAnswerParams{}, EmptyResult{}, "Answers a paused turn's questions; the same turn goes on."},
-	{MethodApprovalAnswer, ApprovalAnswerParams{}, EmptyResult{}, "Answers a paused turn's approval; the same turn goes on."},
+	{protocol.MethodInitialize, protocol.InitializeParams{}, protocol.InitializeResult{}, "The first request of a connection."},
+	{protocol.MethodThreadStart, protocol.ThreadStartParams{}, protocol.ThreadResult{}, "Creates a thread; the connection receives its notifications."},
+	{protocol.MethodThreadResume, protocol.ThreadResumeParams{}, protocol.ThreadResult{}, "Loads a stored thread (a paused turn can then be answered); the connection receives its notifications."},
+	{protocol.MethodThreadList, protocol.ThreadListParams{}, protocol.ThreadListResult{}, "Lists threads, most recently updated first."},
+	{protocol.MethodThreadRead, protocol.ThreadReadParams{}, protocol.ThreadReadResult{}, "Reads a thread with its turns and items."},
+	{protocol.MethodTurnStart, protocol.TurnStartParams{}, protocol.TurnStartResult{}, "Starts a turn: inProgress, or queued while a turn runs."},
+	{protocol.MethodTurnSteer, protocol.TurnSteerParams{}, protocol.TurnSteerResult{}, "Adds input to the running turn; the input is persisted before the answer."},
+	{protocol.MethodTurnInterrupt, protocol.TurnInterruptParams{}, protocol.EmptyResult{}, "Cancels a turn; it later completes interrupted."},
+	{protocol.MethodThreadCompact, protocol.ThreadCompactParams{}, protocol.TurnStartResult{}, "Compacts the thread's context now, as a turn of its own (inProgress, or queued behind the running turn); it completes with stop reason compacted."},
+	{protocol.MethodPauseAnswer, protocol.PauseAnswerParams{}, protocol.EmptyResult{}, "Answers a paused turn's questions; the same turn goes on."},
+	{protocol.MethodApprovalAnswer, protocol.ApprovalAnswerParams{}, protocol.EmptyResult{}, "Answers a paused turn's approval; the same turn goes on."},
 }
 
 // protocolNotifications lists every notification with its params.
 var protocolNotifications = []notificationTypes{
-	{NotifyTurnStarted, TurnNotification{}, "A turn started running."},
-	{NotifyTurnCompleted, TurnNotification{}, "A turn ended (completed, interrupted, failed) or paused."},
-	{NotifyItemStarted, ItemNotification{}, "An item began: a streamed agent message, a running tool, or a stored item."},
-	{NotifyItemDelta, ItemDelta{}, "Text, thinking or call arguments streamed into an item."},
-	{NotifyItemCompleted, ItemNotification{}, "An item is stored; authoritative."},
-	{NotifyPauseRequested, PauseRequested{}, "The turn waits for pause/answer."},
-	{NotifyApprovalRequested, ApprovalRequested{}, "The turn waits for approval/answer."},
-	{NotifyUsageUpdated, UsageUpdated{}, "A round's token usage."},
-	{NotifyContextUpdated, ContextUpdated{}, "The context budget of the latest request."},
-	{NotifyWarning, Warning{}, "Something the client should know (settlement, retries, dropped notifications)."},
+	{protocol.NotifyTurnStarted, protocol.TurnNotification{}, "A turn started running."},
+	{protocol.NotifyTurnCompleted, protocol.TurnNotification{}, "A turn ended (completed, interrupted, failed) or paused."},
+	{protocol.NotifyItemStarted, protocol.ItemNotification{}, "An item began: a streamed agent message, a running tool, or a stored item."},
+	{protocol.NotifyItemDelta, protocol.ItemDelta{}, "Text, thinking or call arguments streamed into an item."},
+	{protocol.NotifyItemCompleted, protocol.ItemNotification{}, "An item is stored; authoritative."},
+	{protocol.NotifyPauseRequested, protocol.PauseRequested{}, "The turn waits for pause/answer."},
+	{protocol.NotifyApprovalRequested, protocol.ApprovalRequested{}, "The turn waits for approval/answer."},
+	{protocol.NotifyUsageUpdated, protocol.UsageUpdated{}, "A round's token usage."},
+	{protocol.NotifyContextUpdated, protocol.ContextUpdated{}, "The context budget of the latest request."},
+	{protocol.NotifyWarning, protocol.Warning{}, "Something the client should know (settlement, retries, dropped notifications)."},
 }
 
 // Schema returns the protocol's JSON Schema, generated from this package's
@@ -102,7 +103,7 @@ func Schema() ([]byte, error) {
 		}
 		ns[n.name] = note{Description: n.doc, Params: p}
 	}
-	if _, err := add(Error{}); err != nil {
+	if _, err := add(protocol.Error{}); err != nil {
 		return nil, err
 	}
 	doc := struct {
@@ -119,7 +120,7 @@ func Schema() ([]byte, error) {
 		ID:              "https://github.com/reinhq/rein/docs/protocol.schema.json",
 		Title:           "rein app-server protocol",
 		Description:     "JSON-RPC 2.0 over stdio (one object per line) or WebSocket (one object per text frame). Generated from package server; do not edit.",
-		ProtocolVersion: ProtocolVersion,
+		ProtocolVersion: protocol.ProtocolVersion,
 		Methods:         ms,
 		Notifications:   ns,
 		Defs:            defs,

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/protocol"
 	"sync"
 	"time"
 
@@ -123,17 +124,17 @@ var errClosed = errors.New("server: the connection is closed")
 type handler func(c *conn, ctx context.Context, params json.RawMessage) (any, error)
 
 var methods = map[string]handler{
-	MethodInitialize:     (*conn).initialize,
-	MethodThreadStart:    (*conn).threadStart,
-	MethodThreadResume:   (*conn).threadResume,
-	MethodThreadList:     (*conn).threadList,
-	MethodThreadRead:     (*conn).threadRead,
-	MethodTurnStart:      (*conn).turnStart,
-	MethodTurnSteer:      (*conn).turnSteer,
-	MethodTurnInterrupt:  (*conn).turnInterrupt,
-	MethodThreadCompact:  (*conn).threadCompact,
-	MethodPauseAnswer:    (*conn).pauseAnswer,
-	MethodApprovalAnswer: (*conn).approvalAnswer,
+	protocol.MethodInitialize:     (*conn).initialize,
+	protocol.MethodThreadStart:    (*conn).threadStart,
+	protocol.MethodThreadResume:   (*conn).threadResume,
+	protocol.MethodThreadList:     (*conn).threadList,
+	protocol.MethodThreadRead:     (*conn).threadRead,
+	protocol.MethodTurnStart:      (*conn).turnStart,
+	protocol.MethodTurnSteer:      (*conn).turnSteer,
+	protocol.MethodTurnInterrupt:  (*conn).turnInterrupt,
+	protocol.MethodThreadCompact:  (*conn).threadCompact,
+	protocol.MethodPauseAnswer:    (*conn).pauseAnswer,
+	protocol.MethodApprovalAnswer: (*conn).approvalAnswer,
 }
 
 // conn is one client connection. It owns three goroutines: the reader

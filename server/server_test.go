@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/reinhq/rein/protocol"
 	"io"
 	"net"
 	"net/http"
@@ -114,48 +115,48 @@ func TestSession(t *testing.T) {
 
 func runSession(t *testing.T, dial func(t *testing.T) *client, release chan struct{}) []*client {
 	c1 := dial(t)
-	if e := c1.callErr(server.MethodThreadList, nil); e.Code != server.CodeNotInitialized {
+	if e := c1.callErr(protocol.MethodThreadList, nil); e.Code != protocol.CodeNotInitialized {
 		t.Errorf("a request before initialize: %+v", e)
 	}
 	c1.initialize()
-	var th server.ThreadResult
-	c1.call(server.MethodThreadStart, server.ThreadStartParams{Model: "script:main"}, &th)
+	var th protocol.ThreadResult
+	c1.call(protocol.MethodThreadStart, protocol.ThreadStartParams{Model: "script:main"}, &th)
 	threadID := th.Thread.ID
 
 	// start → deltas
-	var started server.TurnStartResult
-	c1.call(server.MethodTurnStart, server.TurnStartParams{ThreadID: threadID, Input: text("look at the repo")}, &started)
+	var started protocol.TurnStartResult
+	c1.call(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: threadID, Input: text("look at the repo")}, &started)
 	turn := started.Turn
 	if turn.ID == "" || turn.Status != "inProgress" {
 		t.Fatalf("turn/start: %+v", turn)
 	}
 	var streamed strings.Builder
 	var streamID string
-	var item server.ItemNotification
-	var delta server.ItemDelta
+	var item protocol.ItemNotification
+	var delta protocol.ItemDelta
 	for {
 		m := c1.read()
 		switch m.Method {
-		case server.NotifyItemStarted:
+		case protocol.NotifyItemStarted:
 			decode(t, m, &item)
-			if item.Item.Type == server.ItemAgentMessage && streamID == "" {
+			if item.Item.Type == protocol.ItemAgentMessage && streamID == "" {
 				streamID = item.Item.ID
 			}
-		case server.NotifyItemDelta:
+		case protocol.NotifyItemDelta:
 			decode(t, m, &delta)
 			if delta.ItemID != streamID {
 				t.Errorf("a delta of item %q before its item/started (%q)", delta.ItemID, streamID)
 			}
-			if delta.Kind == server.DeltaText {
+			if delta.Kind == protocol.DeltaText {
 				streamed.WriteString(delta.Delta)
 			}
-		case server.NotifyItemCompleted:
+		case protocol.NotifyItemCompleted:
 			decode(t, m, &item)
-			if item.Item.Type == server.ItemAgentMessage && (item.Item.StreamID != streamID || item.Item.Text != "Let me look.") {
+			if item.Item.Type == protocol.ItemAgentMessage && (item.Item.StreamID != streamID || item.Item.Text != "Let me look.") {
 				t.Errorf("item/completed %+v, want the streamed message (%s)", item.Item, streamID)
 			}
 		}
-		if m.Method == server.NotifyItemStarted && item.Item.Type == server.ItemToolResult {
+		if m.Method == protocol.NotifyItemStarted && item.Item.Type == protocol.ItemToolResult {
 			break // the work tool runs
 		}
 	}
@@ -164,34 +165,34 @@ func runSession(t *testing.T, dial func(t *testing.T) *client, release chan stru
 	}
 
 	// steer, while the round's tool runs
-	if e := c1.callErr(server.MethodTurnSteer, server.TurnSteerParams{ThreadID: threadID, ExpectedTurnID: "turn_other", Input: text("x")}); e.Code != server.CodeTurnMismatch || e.Data.ActiveTurnID != turn.ID {
+	if e := c1.callErr(protocol.MethodTurnSteer, protocol.TurnSteerParams{ThreadID: threadID, ExpectedTurnID: "turn_other", Input: text("x")}); e.Code != protocol.CodeTurnMismatch || e.Data.ActiveTurnID != turn.ID {
 		t.Errorf("steer with the wrong turn id: %+v", e)
 	}
-	var steered server.TurnSteerResult
-	c1.call(server.MethodTurnSteer, server.TurnSteerParams{ThreadID: threadID, ExpectedTurnID: turn.ID, Input: text("focus on the tests")}, &steered)
+	var steered protocol.TurnSteerResult
+	c1.call(protocol.MethodTurnSteer, protocol.TurnSteerParams{ThreadID: threadID, ExpectedTurnID: turn.ID, Input: text("focus on the tests")}, &steered)
 	if steered.TurnID != turn.ID || steered.ItemID == "" {
 		t.Fatalf("turn/steer: %+v", steered)
 	}
 	close(release)
 
 	// interrupt, while the slow tool runs
-	c1.until(server.NotifyItemStarted, &item, func() bool { return item.Item.Result != nil && item.Item.Result.CallID == "s1" })
-	c1.call(server.MethodTurnInterrupt, server.TurnInterruptParams{ThreadID: threadID, TurnID: turn.ID}, nil)
-	var done server.TurnNotification
-	c1.until(server.NotifyTurnCompleted, &done, nil)
+	c1.until(protocol.NotifyItemStarted, &item, func() bool { return item.Item.Result != nil && item.Item.Result.CallID == "s1" })
+	c1.call(protocol.MethodTurnInterrupt, protocol.TurnInterruptParams{ThreadID: threadID, TurnID: turn.ID}, nil)
+	var done protocol.TurnNotification
+	c1.until(protocol.NotifyTurnCompleted, &done, nil)
 	if done.Turn.ID != turn.ID || done.Turn.Status != "interrupted" || done.Turn.StopReason != string(loop.StopCancelled) {
 		t.Fatalf("turn/completed %+v", done.Turn)
 	}
-	if e := c1.callErr(server.MethodTurnSteer, server.TurnSteerParams{ThreadID: threadID, ExpectedTurnID: turn.ID, Input: text("late")}); e.Code != server.CodeNoActiveTurn {
+	if e := c1.callErr(protocol.MethodTurnSteer, protocol.TurnSteerParams{ThreadID: threadID, ExpectedTurnID: turn.ID, Input: text("late")}); e.Code != protocol.CodeNoActiveTurn {
 		t.Errorf("steer after the end: %+v", e)
 	}
 
 	// resume on a second connection; both watch the thread from now on
 	c2 := dial(t)
 	c2.initialize()
-	c2.call(server.MethodThreadResume, server.ThreadResumeParams{ThreadID: threadID}, &th)
-	var read server.ThreadReadResult
-	c2.call(server.MethodThreadRead, server.ThreadReadParams{ThreadID: threadID}, &read)
+	c2.call(protocol.MethodThreadResume, protocol.ThreadResumeParams{ThreadID: threadID}, &th)
+	var read protocol.ThreadReadResult
+	c2.call(protocol.MethodThreadRead, protocol.ThreadReadParams{ThreadID: threadID}, &read)
 	if len(read.Turns) != 1 || read.Turns[0].Status != "interrupted" {
 		t.Errorf("thread/read turns %+v", read.Turns)
 	}
@@ -206,22 +207,22 @@ func runSession(t *testing.T, dial func(t *testing.T) *client, release chan stru
 	}
 
 	// answer
-	var second server.TurnStartResult
-	c2.call(server.MethodTurnStart, server.TurnStartParams{ThreadID: threadID, Input: text("carry on")}, &second)
-	var pause server.PauseRequested
+	var second protocol.TurnStartResult
+	c2.call(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: threadID, Input: text("carry on")}, &second)
+	var pause protocol.PauseRequested
 	for _, c := range []*client{c1, c2} {
-		c.until(server.NotifyPauseRequested, &pause, nil)
+		c.until(protocol.NotifyPauseRequested, &pause, nil)
 		if pause.TurnID != second.Turn.ID || pause.CallID != "a1" || len(pause.Questions) != 1 || pause.Questions[0].ID != "q1" {
 			t.Fatalf("pause/requested %+v", pause)
 		}
 	}
-	if e := c2.callErr(server.MethodPauseAnswer, server.PauseAnswerParams{ThreadID: threadID, TurnID: second.Turn.ID, CallID: "zz", Text: "blue"}); e.Code != server.CodePauseMismatch {
+	if e := c2.callErr(protocol.MethodPauseAnswer, protocol.PauseAnswerParams{ThreadID: threadID, TurnID: second.Turn.ID, CallID: "zz", Text: "blue"}); e.Code != protocol.CodePauseMismatch {
 		t.Errorf("an answer for another call: %+v", e)
 	}
-	c2.call(server.MethodPauseAnswer, server.PauseAnswerParams{ThreadID: threadID, TurnID: second.Turn.ID, CallID: "a1",
-		Answers: []server.QuestionAnswer{{QuestionID: "q1", Text: "blue"}}}, nil)
+	c2.call(protocol.MethodPauseAnswer, protocol.PauseAnswerParams{ThreadID: threadID, TurnID: second.Turn.ID, CallID: "a1",
+		Answers: []protocol.QuestionAnswer{{QuestionID: "q1", Text: "blue"}}}, nil)
 	for _, c := range []*client{c1, c2} {
-		c.until(server.NotifyTurnCompleted, &done, func() bool { return done.Turn.Status != "paused" })
+		c.until(protocol.NotifyTurnCompleted, &done, func() bool { return done.Turn.Status != "paused" })
 		if done.Turn.ID != second.Turn.ID || done.Turn.Status != "completed" || done.Turn.Answer != "Done: blue." {
 			t.Errorf("turn/completed %+v", done.Turn)
 		}

@@ -37,7 +37,7 @@ var _ Store = (*MemStore)(nil)
 func (m *MemStore) SaveThread(_ context.Context, th Thread) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	th.Approved = slices.Clone(th.Approved)
+	th.Settings.Approved = slices.Clone(th.Settings.Approved)
 	if t, ok := m.threads[th.ID]; ok {
 		t.th = th
 		return nil
@@ -78,7 +78,7 @@ func (m *MemStore) ListThreads(_ context.Context, limit int, cursor string) ([]T
 	}
 	m.mu.Unlock()
 	slices.SortFunc(all, func(a, b Thread) int {
-		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)

@@ -9,6 +9,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
@@ -99,7 +100,7 @@ func TestSteerLeftOnAnEndedTurnBecomesTheNextTurnAfterARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sth, err := db.CreateThread(ctx, store.Thread{})
+	sth, err := db.CreateThread(ctx, record.Thread{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestSteerLeftOnAnEndedTurnBecomesTheNextTurnAfterARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.FinishTurn(ctx, &loop.Outcome{TurnID: first.ID, Status: loop.StatusCompleted, StopReason: loop.StopFinished, Answer: "Where to?"}); err != nil {
+	if err := db.FinishTurn(ctx, record.Turn{ID: first.ID, Status: record.StatusCompleted, StopReason: record.StopFinished, Answer: "Where to?"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

@@ -113,7 +113,7 @@ func (th *thread) notify() {
 // CreateThread creates and persists a thread.
 func (s *Scheduler) CreateThread(ctx context.Context, cfg ThreadConfig) (Thread, error) {
 	now := s.c.Now()
-	info := Thread{ID: loop.NewID("thread"), Config: cfg, CreatedAt: now, UpdatedAt: now}
+	info := Thread{ID: loop.NewID("thread"), Settings: cfg, Created: now, Updated: now}
 	if err := s.c.Store.SaveThread(ctx, info); err != nil {
 		return Thread{}, fmt.Errorf("session: create thread: %w", err)
 	}
@@ -194,7 +194,7 @@ func (s *Scheduler) thread(ctx context.Context, id string) (*thread, error) {
 		t := th.queue[0]
 		t.rec.Status = TurnInProgress
 		if t == leftover {
-			t.rec.CreatedAt = s.c.Now()
+			t.rec.Started = s.c.Now()
 		}
 		c, err := s.c.Store.ClaimTurn(context.WithoutCancel(ctx), *t.rec)
 		if err != nil {
@@ -226,7 +226,7 @@ func (s *Scheduler) refresh(ctx context.Context, th *thread) {
 	}
 	fresh, _ := loaded(snap)
 	th.history, th.carry, th.stale = fresh.history, nil, false
-	th.info.Approved = fresh.info.Approved
+	th.info.Settings.Approved = fresh.info.Settings.Approved
 }
 
 // loaded builds a thread's scheduling state from a snapshot. Steered input
@@ -249,8 +249,8 @@ func loaded(snap *Snapshot) (th *thread, leftover *turnRun) {
 		var t *turnRun
 		switch rec.Status {
 		case TurnPaused:
-			if rec.State != nil && th.active == nil {
-				t = &turnRun{rec: &rec, state: rec.State}
+			if st := pausedState(&rec); st != nil && th.active == nil {
+				t = &turnRun{rec: &rec, state: st}
 				th.active = t
 				paused = rec.ID
 			}
@@ -378,7 +378,7 @@ func (s *Scheduler) Close(ctx context.Context) error {
 }
 
 func cloneThread(t Thread) Thread {
-	t.Approved = slices.Clone(t.Approved)
+	t.Settings.Approved = slices.Clone(t.Settings.Approved)
 	return t
 }
 

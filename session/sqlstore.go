@@ -2,12 +2,12 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/store"
 )
 
@@ -39,25 +39,7 @@ func notFound(err error) error {
 
 // SaveThread implements Store.
 func (a *SQLStore) SaveThread(ctx context.Context, th Thread) error {
-	c := th.Config
-	return a.s.SaveThread(ctx, store.Thread{
-		ID: th.ID, Created: th.CreatedAt, Workspace: c.Workspace, Model: c.Model,
-		Settings: store.Settings{
-			Approved: th.Approved, Approval: c.Approval, Sandbox: c.Sandbox, Instructions: c.Instructions,
-			MaxRounds: c.MaxRounds, EnableTools: c.EnableTools, DisableTools: c.DisableTools,
-		},
-	})
-}
-
-func fromStoreThread(t store.Thread) Thread {
-	s := t.Settings
-	return Thread{
-		ID: t.ID, CreatedAt: t.Created, UpdatedAt: t.Updated, Approved: s.Approved,
-		Config: ThreadConfig{
-			Workspace: t.Workspace, Model: t.Model, Instructions: s.Instructions, EnableTools: s.EnableTools,
-			DisableTools: s.DisableTools, Approval: s.Approval, Sandbox: s.Sandbox, MaxRounds: s.MaxRounds,
-		},
-	}
+	return a.s.SaveThread(ctx, th)
 }
 
 // LoadThread implements Store.
@@ -66,14 +48,16 @@ func (a *SQLStore) LoadThread(ctx context.Context, id string) (*Snapshot, error)
 	if err != nil {
 		return nil, notFound(err)
 	}
-	out := &Snapshot{Thread: fromStoreThread(snap.Thread), Items: snap.Items, Turns: make([]Turn, 0, len(snap.Turns))}
-	for _, t := range snap.Turns {
-		out.Turns = append(out.Turns, fromStoreTurn(t))
-	}
-	if last := snap.Last(); last != nil && last.Status == loop.StatusPaused {
+	out := &Snapshot{Thread: snap.Thread, Items: snap.Items, Turns: snap.Turns}
+	if last := snap.Last(); last != nil && last.Status == TurnPaused {
 		st, err := a.s.LoadPause(ctx, id)
 		if err != nil {
 			return nil, err
+		}
+		// Checked here, where the error can be returned; the scheduler
+		// decodes it (one decode of what may be a long history).
+		if !json.Valid(st) {
+			return nil, fmt.Errorf("session: thread %s: the paused turn's stored state is not JSON, so nothing can resume it", id)
 		}
 		out.Turns[len(out.Turns)-1].State = st
 	}
@@ -81,7 +65,7 @@ func (a *SQLStore) LoadThread(ctx context.Context, id string) (*Snapshot, error)
 	for _, t := range snap.Turns {
 		// A turn running after normalization belongs to a live process,
 		// which will read its own steers.
-		if t.Status == store.StatusRunning {
+		if t.Status == TurnInProgress {
 			continue
 		}
 		steers, err := a.s.PendingSteers(ctx, t.ID)
@@ -109,15 +93,7 @@ func (a *SQLStore) LoadThread(ctx context.Context, id string) (*Snapshot, error)
 
 // ListThreads implements Store.
 func (a *SQLStore) ListThreads(ctx context.Context, limit int, cursor string) ([]Thread, string, error) {
-	ths, next, err := a.s.Threads(ctx, limit, cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	out := make([]Thread, 0, len(ths))
-	for _, t := range ths {
-		out = append(out, fromStoreThread(t))
-	}
-	return out, next, nil
+	return a.s.Threads(ctx, limit, cursor)
 }
 
 // Record implements Store.
@@ -125,47 +101,20 @@ func (a *SQLStore) Record(ctx context.Context, threadID string, it llm.Item) err
 	return notFound(a.s.Record(ctx, threadID, it))
 }
 
-// statuses maps the scheduler's turn statuses to the store's.
-var statuses = map[TurnStatus]loop.Status{
-	TurnQueued:      store.StatusQueued,
-	TurnInProgress:  store.StatusRunning,
-	TurnPaused:      loop.StatusPaused,
-	TurnCompleted:   loop.StatusCompleted,
-	TurnInterrupted: loop.StatusInterrupted,
-	TurnFailed:      loop.StatusFailed,
-}
-
-func fromStoreStatus(s loop.Status) TurnStatus {
-	for k, v := range statuses {
-		if v == s {
-			return k
-		}
-	}
-	return TurnStatus(s)
-}
-
 // SaveTurn implements Store.
 func (a *SQLStore) SaveTurn(ctx context.Context, t Turn) error {
-	st, ok := statuses[t.Status]
-	if !ok {
-		return fmt.Errorf("session: turn %s has the unknown status %q", t.ID, t.Status)
-	}
 	if t.Status == TurnInProgress {
 		_, err := a.ClaimTurn(ctx, t)
 		return err
 	}
-	return notFound(a.s.SaveTurn(ctx, store.Turn{
-		ID: t.ID, ThreadID: t.ThreadID, Status: st, StopReason: loop.StopReason(t.StopReason), Answer: t.Answer, Error: t.Error,
-		Usage: t.Usage, Cost: t.Cost, Rounds: t.Rounds, SettlementRounds: t.SettlementRounds, ToolSteps: t.ToolSteps,
-		Input: t.Input, Started: t.CreatedAt, Ended: t.CompletedAt, Pause: t.Pause, State: t.State,
-	}))
+	return notFound(a.s.SaveTurn(ctx, t))
 }
 
 // ClaimTurn implements Store with store.ClaimTurn: the turn becomes
 // running, owned by this process, unless a live process runs a turn of
 // the thread.
 func (a *SQLStore) ClaimTurn(ctx context.Context, t Turn) (Claim, error) {
-	c, err := a.s.ClaimTurn(ctx, store.Turn{ID: t.ID, ThreadID: t.ThreadID, Status: store.StatusRunning, Input: t.Input, Started: t.CreatedAt})
+	c, err := a.s.ClaimTurn(ctx, Turn{ID: t.ID, ThreadID: t.ThreadID, Status: TurnInProgress, Input: t.Input, Started: t.Started})
 	if errors.Is(err, store.ErrPaused) {
 		return Claim{}, fmt.Errorf("%w: %w", ErrTurnPaused, err)
 	}
@@ -173,14 +122,6 @@ func (a *SQLStore) ClaimTurn(ctx context.Context, t Turn) (Claim, error) {
 		return Claim{}, notFound(err)
 	}
 	return Claim{Items: c.Items}, nil
-}
-
-func fromStoreTurn(t store.Turn) Turn {
-	return Turn{
-		ID: t.ID, ThreadID: t.ThreadID, Status: fromStoreStatus(t.Status), Input: t.Input, StopReason: string(t.StopReason),
-		Answer: t.Answer, Rounds: t.Rounds, SettlementRounds: t.SettlementRounds, ToolSteps: t.ToolSteps,
-		Usage: t.Usage, Cost: t.Cost, Error: t.Error, Pause: t.Pause, CreatedAt: t.Started, CompletedAt: t.Ended,
-	}
 }
 
 // AddSteer implements Store.

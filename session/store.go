@@ -2,11 +2,12 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 )
 
 // Store is what the scheduler needs from persistence. Every method is
@@ -61,82 +62,69 @@ type Claim struct {
 // store does not hold.
 var ErrThreadNotFound = errors.New("session: no such thread")
 
-// Thread is a conversation's record.
-type Thread struct {
-	ID     string       `json:"id"`
-	Config ThreadConfig `json:"config"`
-	// Approved are the tools the user approved for the whole thread.
-	Approved  []string  `json:"approved,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-}
+// Thread is a conversation's record (package record's; the alias keeps
+// the runtime's name for it).
+type Thread = record.Thread
 
-// ThreadConfig is how a thread's turns run. Empty fields take the
-// server's defaults.
-type ThreadConfig struct {
-	Workspace    string   `json:"workspace,omitempty"`
-	Model        string   `json:"model,omitempty"`
-	Instructions string   `json:"instructions,omitempty"`
-	EnableTools  []string `json:"enableTools,omitempty"`
-	DisableTools []string `json:"disableTools,omitempty"`
-	Approval     string   `json:"approval,omitempty"`
-	Sandbox      string   `json:"sandbox,omitempty"`
-	MaxRounds    int      `json:"maxRounds,omitempty"`
-}
+// ThreadConfig is how a thread's turns run: record.Settings. Empty fields
+// take the server's defaults.
+type ThreadConfig = record.Settings
 
-// TurnStatus is where a turn is in its life.
-type TurnStatus string
+// TurnStatus is where a turn is in its life: record.Status.
+type TurnStatus = record.Status
 
-// Turn statuses. The spelling is the server protocol's (DESIGN §9).
+// Turn statuses, record's. The server protocol spells TurnInProgress
+// "inProgress" (package protocol).
 const (
-	TurnQueued      TurnStatus = "queued"
-	TurnInProgress  TurnStatus = "inProgress"
-	TurnPaused      TurnStatus = "paused"
-	TurnCompleted   TurnStatus = "completed"
-	TurnInterrupted TurnStatus = "interrupted"
-	TurnFailed      TurnStatus = "failed"
+	TurnQueued      = record.StatusQueued
+	TurnInProgress  = record.StatusRunning
+	TurnPaused      = record.StatusPaused
+	TurnCompleted   = record.StatusCompleted
+	TurnInterrupted = record.StatusInterrupted
+	TurnFailed      = record.StatusFailed
 )
 
-// Done reports whether the turn has ended for good.
-func (s TurnStatus) Done() bool {
-	return s == TurnCompleted || s == TurnInterrupted || s == TurnFailed
-}
-
-// Turn is a turn's record.
-type Turn struct {
-	ID       string     `json:"id"`
-	ThreadID string     `json:"threadId"`
-	Status   TurnStatus `json:"status"`
-	// Input is the user input that starts the turn: one item, or the
-	// steered items that arrived as the turn before it ended.
-	Input            []llm.Item `json:"input"`
-	StopReason       string     `json:"stopReason,omitempty"`
-	Answer           string     `json:"answer,omitempty"`
-	Rounds           int        `json:"rounds"`
-	SettlementRounds int        `json:"settlementRounds"`
-	ToolSteps        int        `json:"toolSteps"`
-	Usage            llm.Usage  `json:"usage"`
-	Cost             float64    `json:"cost,omitempty"`
-	Error            string     `json:"error,omitempty"`
-	// Pause is what a paused turn waits for.
-	Pause *loop.Pause `json:"pause,omitempty"`
-	// State is the paused turn's engine state, everything needed to resume
-	// it in this process or another.
-	State       *loop.State `json:"-"`
-	CreatedAt   time.Time   `json:"createdAt"`
-	CompletedAt time.Time   `json:"completedAt,omitzero"`
-}
+// Turn is a turn's record (package record's). A paused turn's State is its
+// engine state as JSON (a loop.State): everything needed to resume it in
+// this process or another.
+type Turn = record.Turn
 
 // Snapshot is a thread as loaded: its record, its turns in order and its
-// items in history order.
+// items in history order. Its wire form is package protocol's
+// (protocol.ReadOf).
 type Snapshot struct {
-	Thread Thread     `json:"thread"`
-	Turns  []Turn     `json:"turns"`
-	Items  []llm.Item `json:"items"`
+	Thread Thread
+	Turns  []Turn
+	Items  []llm.Item
 	// Steers holds, by turn id, the input steered into a turn and not yet
 	// in the history, in the order it was accepted: what a process that
 	// stopped before the turn read it leaves behind. A scheduler opening
 	// the thread hands it back (see Scheduler.ResumeThread). Turns still
 	// running in another process are left out.
-	Steers map[string][]llm.Item `json:"-"`
+	Steers map[string][]llm.Item
+}
+
+// encodeState is a paused turn's engine state for its record. A state that
+// does not encode (it always does: it is plain data) leaves the record
+// without one, which the store refuses as a pause nothing could resume.
+func encodeState(st *loop.State) json.RawMessage {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// pausedState is the engine state of a paused turn's record, nil when it
+// has none or it does not decode (SQLStore.LoadThread refuses a state that
+// is not JSON; one the engine wrote decodes).
+func pausedState(rec *Turn) *loop.State {
+	if len(rec.State) == 0 {
+		return nil
+	}
+	st := new(loop.State)
+	if err := json.Unmarshal(rec.State, st); err != nil {
+		return nil
+	}
+	return st
 }

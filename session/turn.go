@@ -44,7 +44,7 @@ func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item
 		return Turn{}, fmt.Errorf("%w (turn %s, call %s)", ErrTurnPaused, a.rec.ID, a.state.Pause.CallID)
 	}
 	t := &turnRun{
-		rec:   &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, CreatedAt: s.c.Now()},
+		rec:   &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now()},
 		input: input,
 	}
 	if th.active != nil {
@@ -182,7 +182,7 @@ func (s *Scheduler) Interrupt(ctx context.Context, threadID, turnID string) erro
 	if i := slices.IndexFunc(th.queue, func(q *turnRun) bool { return q.rec.ID == turnID }); i >= 0 {
 		q := th.queue[i]
 		prev := *q.rec
-		q.rec.Status, q.rec.StopReason, q.rec.CompletedAt = TurnInterrupted, string(loop.StopCancelled), s.c.Now()
+		q.rec.Status, q.rec.StopReason, q.rec.Ended = TurnInterrupted, loop.StopCancelled, s.c.Now()
 		if err := s.c.Store.SaveTurn(ctx, *q.rec); err != nil {
 			// Not recorded: the turn stays queued, here as in the store.
 			*q.rec = prev
@@ -222,12 +222,13 @@ func (s *Scheduler) Answer(ctx context.Context, threadID string, a loop.Answer) 
 		return loop.ErrNoDecision
 	}
 	t.answer = &a
+	state := t.rec.State
 	t.rec.Status, t.rec.Pause, t.rec.State = TurnInProgress, nil, nil
 	// Claimed like a new turn: another process may have answered it, or
 	// run the thread on, since this one loaded it.
 	if err := s.claim(ctx, th, t); err != nil {
 		t.answer = nil
-		t.rec.Status, t.rec.Pause, t.rec.State = TurnPaused, p, t.state
+		t.rec.Status, t.rec.Pause, t.rec.State = TurnPaused, p, state
 		return fmt.Errorf("session: answer: %w", err)
 	}
 	th.notify()
@@ -269,7 +270,7 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		o.Events = event.Multi(o.Events, tail)
 		var eng *loop.Engine
 		if eng, err = loop.New(o); err == nil {
-			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Approved, Carry: carry}
+			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Settings.Approved, Carry: carry}
 			switch {
 			case state != nil:
 				out, err = eng.Resume(ctx, state, *answer)
@@ -288,13 +289,13 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		if state == nil {
 			s.emit(th, t.rec.ID, event.Event{Type: event.TurnStarted})
 		}
-		out = &loop.Outcome{TurnID: t.rec.ID, Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: fmt.Errorf("session: %w", err), Approved: info.Approved}
+		out = &loop.Outcome{TurnID: t.rec.ID, Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: fmt.Errorf("session: %w", err), Approved: info.Settings.Approved}
 		tail.Handle(s.stamp(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(out.Status), Code: string(out.StopReason), Turn: out.Summary()}))
 	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	t.cancel = nil
-	if rec := s.ended(th, t, out); rec.Status != TurnStatus(out.Status) {
+	if rec := s.ended(th, t, out); rec.Status != out.Status {
 		// The store refused the end: subscribers learn the turn failed,
 		// with the write error, not what the engine reported.
 		tail.fail(rec)
@@ -350,12 +351,12 @@ func (r *settle) fail(rec *Turn) {
 		if e.Type != event.TurnCompleted {
 			continue
 		}
-		e.Status, e.Code = string(rec.Status), rec.StopReason
+		e.Status, e.Code = string(rec.Status), string(rec.StopReason)
 		sum := event.TurnSummary{}
 		if e.Turn != nil {
 			sum = *e.Turn
 		}
-		sum.Status, sum.StopReason, sum.Error = string(rec.Status), rec.StopReason, rec.Error
+		sum.Status, sum.StopReason, sum.Error = string(rec.Status), string(rec.StopReason), rec.Error
 		e.Turn = &sum
 	}
 }
@@ -378,8 +379,8 @@ func (r *settle) flush() {
 // is read again from the store before its next turn.
 func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 	rec := t.rec
-	rec.Status = TurnStatus(out.Status)
-	rec.StopReason = string(out.StopReason)
+	rec.Status = out.Status
+	rec.StopReason = out.StopReason
 	rec.Answer = out.Answer
 	rec.Rounds, rec.SettlementRounds, rec.ToolSteps = out.Rounds, out.SettlementRounds, out.ToolSteps
 	rec.Usage, rec.Cost = out.Usage, out.Cost
@@ -393,10 +394,10 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 	// wrote the items itself).
 	th.carry = nil
 	if out.Status == loop.StatusPaused && out.State != nil {
-		rec.Pause, rec.State = out.Pause, out.State
+		rec.Pause, rec.State = out.Pause, encodeState(out.State)
 		t.state = out.State
 	} else {
-		rec.CompletedAt = s.c.Now()
+		rec.Ended = s.c.Now()
 		// Appended in place: no one but the scheduler holds the slice's
 		// room (a running turn reads only up to its length), so a turn
 		// costs what it added, not a copy of the thread.
@@ -408,15 +409,15 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 		// scheduler holds is checked against the store before the next.
 		th.stale = true
 	}
-	th.info.Approved = slices.Clone(out.Approved)
-	th.info.UpdatedAt = s.c.Now()
+	th.info.Settings.Approved = slices.Clone(out.Approved)
+	th.info.Updated = s.c.Now()
 	ctx := context.WithoutCancel(s.ctx)
 	if err := s.c.Store.SaveTurn(ctx, *rec); err != nil {
 		rec.Status, rec.StopReason = TurnFailed, StopStoreError
 		rec.Error = fmt.Sprintf("session: the turn ran but its end (%s) could not be recorded: %v", out.Status, err)
 		rec.Pause, rec.State, t.state = nil, nil, nil
-		if rec.CompletedAt.IsZero() {
-			rec.CompletedAt = s.c.Now()
+		if rec.Ended.IsZero() {
+			rec.Ended = s.c.Now()
 		}
 		th.stale, th.carry = true, nil
 	}
@@ -442,7 +443,7 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 		// Steer accepted after the turn's last read goes on as the next
 		// turn, ahead of the queue: it was meant for now.
 		if left := t.inbox.Drain(); len(left) > 0 {
-			nt := &turnRun{rec: &Turn{ID: loop.NewID("turn"), ThreadID: th.info.ID, Status: TurnQueued, Input: left, CreatedAt: s.c.Now()}, input: left}
+			nt := &turnRun{rec: &Turn{ID: loop.NewID("turn"), ThreadID: th.info.ID, Status: TurnQueued, Input: left, Started: s.c.Now()}, input: left}
 			th.turns = append(th.turns, nt.rec)
 			th.queue = slices.Insert(th.queue, 0, nt)
 		}
@@ -472,7 +473,7 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 		// Refused (another process took the thread meanwhile) or not
 		// written: the turn ends failed, saying why, and the next is
 		// tried.
-		t.rec.Status, t.rec.StopReason, t.rec.CompletedAt = TurnFailed, StopNotStarted, s.c.Now()
+		t.rec.Status, t.rec.StopReason, t.rec.Ended = TurnFailed, StopNotStarted, s.c.Now()
 		t.rec.Error = fmt.Sprintf("session: the queued turn could not start: %v", err)
 		if serr := s.c.Store.SaveTurn(ctx, *t.rec); serr != nil {
 			t.rec.Error += fmt.Sprintf(" (and recording that failed too: %v)", serr)
@@ -528,8 +529,8 @@ func (s *Scheduler) abandon(ctx context.Context, th *thread, t *turnRun) error {
 	// Published once the turn is recorded as ended, and before the next
 	// turn starts.
 	sum := out.Summary()
-	sum.Status, sum.StopReason, sum.Error = string(rec.Status), rec.StopReason, rec.Error
-	s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(rec.Status), Code: rec.StopReason, Turn: sum})
+	sum.Status, sum.StopReason, sum.Error = string(rec.Status), string(rec.StopReason), rec.Error
+	s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(rec.Status), Code: string(rec.StopReason), Turn: sum})
 	s.publish(th, failed)
 	if nt != nil {
 		if err := s.launch(th, nt); err != nil {

@@ -133,7 +133,7 @@ func TestInterruptDuringALongTool(t *testing.T) {
 	if took, limit := time.Since(asked), 200*time.Millisecond+h.grace; took > limit {
 		t.Errorf("the interrupt took %s, want at most %s", took, limit)
 	}
-	if got.Status != session.TurnInterrupted || got.StopReason != string(loop.StopCancelled) {
+	if got.Status != session.TurnInterrupted || got.StopReason != loop.StopCancelled {
 		t.Fatalf("turn %s/%s, want interrupted/cancelled", got.Status, got.StopReason)
 	}
 	items := h.items(th)

@@ -104,7 +104,7 @@ func BenchmarkLoad10000Items(b *testing.B) {
 	for i := range n {
 		if i%100 == 0 {
 			if turn != "" {
-				s.FinishTurn(ctx, finished(turn))
+				s.finishOutcome(ctx, finished(turn))
 			}
 			tn, err := s.StartTurn(ctx, thread, "")
 			if err != nil {
@@ -116,7 +116,7 @@ func BenchmarkLoad10000Items(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	s.FinishTurn(ctx, finished(turn))
+	s.finishOutcome(ctx, finished(turn))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -144,7 +144,7 @@ func BenchmarkTurnStartFinish(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := s.FinishTurn(ctx, finished(tn.ID)); err != nil {
+		if err := s.finishOutcome(ctx, finished(tn.ID)); err != nil {
 			b.Fatal(err)
 		}
 	}

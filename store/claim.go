@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 )
 
 // Claim is what claiming a turn found.
@@ -36,7 +36,7 @@ type Claim struct {
 // the thread, or this one; with ErrPaused when a new or queued turn would
 // pass a turn waiting for an answer; with ErrTurnEnded for a turn that has
 // ended; with ErrNotFound for a missing thread.
-func (s *Store) ClaimTurn(ctx context.Context, t Turn) (Claim, error) {
+func (s *Store) ClaimTurn(ctx context.Context, t record.Turn) (Claim, error) {
 	if t.ID == "" || t.ThreadID == "" {
 		return Claim{}, errors.New("store: ClaimTurn: the turn needs an id and a thread id")
 	}
@@ -81,7 +81,7 @@ func isLive(turnID string) bool {
 }
 
 // claim is ClaimTurn inside tx.
-func claim(ctx context.Context, tx *sql.Tx, t Turn, input []byte, started, now time.Time) (c Claim, closed []string, err error) {
+func claim(ctx context.Context, tx *sql.Tx, t record.Turn, input []byte, started, now time.Time) (c Claim, closed []string, err error) {
 	if closed, err = normalize(ctx, tx, t.ThreadID); err != nil {
 		return Claim{}, nil, err
 	}
@@ -116,12 +116,12 @@ func claim(ctx context.Context, tx *sql.Tx, t Turn, input []byte, started, now t
 	case thread != t.ThreadID:
 		return Claim{}, nil, fmt.Errorf("store: turn %s belongs to thread %s, not %s", t.ID, thread, t.ThreadID)
 	default:
-		switch loop.Status(status) {
+		switch record.Status(status) {
 		case StatusQueued:
 			if err := notPaused(ctx, tx, t); err != nil {
 				return Claim{}, nil, err
 			}
-		case loop.StatusPaused:
+		case record.StatusPaused:
 		case StatusRunning:
 			// Live (normalize closed it otherwise): ours is claimed again,
 			// another process's is refused.
@@ -148,7 +148,7 @@ func claim(ctx context.Context, tx *sql.Tx, t Turn, input []byte, started, now t
 
 // notPaused refuses a new or queued turn while an earlier turn of the
 // thread waits for an answer.
-func notPaused(ctx context.Context, tx *sql.Tx, t Turn) error {
+func notPaused(ctx context.Context, tx *sql.Tx, t record.Turn) error {
 	var last, status string
 	err := tx.QueryRowContext(ctx, `SELECT id, status FROM turns WHERE thread = ? AND id != ? AND status != 'queued' ORDER BY seq DESC LIMIT 1`, t.ThreadID, t.ID).Scan(&last, &status)
 	switch {
@@ -156,7 +156,7 @@ func notPaused(ctx context.Context, tx *sql.Tx, t Turn) error {
 		return nil
 	case err != nil:
 		return fmt.Errorf("store: claim turn %s: %w", t.ID, err)
-	case loop.Status(status) == loop.StatusPaused:
+	case record.Status(status) == record.StatusPaused:
 		return fmt.Errorf("thread %s: turn %s: %w", t.ThreadID, last, ErrPaused)
 	}
 	return nil

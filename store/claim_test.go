@@ -10,6 +10,7 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 )
 
 // asOtherProcess hands a running turn to another live process, the test
@@ -43,18 +44,18 @@ func TestClaimRefusesWhileAnotherProcessRuns(t *testing.T) {
 	}{
 		{"StartTurn", func(s *Store, thread string) error { _, err := s.StartTurn(ctx, thread, ""); return err }},
 		{"SaveTurn running", func(s *Store, thread string) error {
-			return s.SaveTurn(ctx, Turn{ID: loop.NewID("turn"), ThreadID: thread, Status: StatusRunning})
+			return s.SaveTurn(ctx, record.Turn{ID: loop.NewID("turn"), ThreadID: thread, Status: StatusRunning})
 		}},
 		{"ClaimTurn", func(s *Store, thread string) error {
-			_, err := s.ClaimTurn(ctx, Turn{ID: loop.NewID("turn"), ThreadID: thread})
+			_, err := s.ClaimTurn(ctx, record.Turn{ID: loop.NewID("turn"), ThreadID: thread})
 			return err
 		}},
 		{"ClaimTurn of a queued turn", func(s *Store, thread string) error {
 			id := loop.NewID("turn")
-			if err := s.SaveTurn(ctx, Turn{ID: id, ThreadID: thread, Status: StatusQueued, Input: []llm.Item{llm.UserText("next")}}); err != nil {
+			if err := s.SaveTurn(ctx, record.Turn{ID: id, ThreadID: thread, Status: StatusQueued, Input: []llm.Item{llm.UserText("next")}}); err != nil {
 				t.Fatal(err)
 			}
-			_, err := s.ClaimTurn(ctx, Turn{ID: id, ThreadID: thread})
+			_, err := s.ClaimTurn(ctx, record.Turn{ID: id, ThreadID: thread})
 			return err
 		}},
 	} {
@@ -107,7 +108,7 @@ func TestSaveTurnDoesNotOverwriteAnotherProcesssTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	asOtherProcess(t, s, running.ID)
-	err = s.SaveTurn(ctx, Turn{ID: running.ID, ThreadID: thread, Status: loop.StatusInterrupted, StopReason: loop.StopCancelled})
+	err = s.SaveTurn(ctx, record.Turn{ID: running.ID, ThreadID: thread, Status: loop.StatusInterrupted, StopReason: loop.StopCancelled})
 	if !errors.Is(err, ErrTurnActive) {
 		t.Fatalf("SaveTurn over another process's running turn: %v, want ErrTurnActive", err)
 	}
@@ -155,26 +156,26 @@ func TestClaimTurnStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishTurn(ctx, finished(tn.ID)); err != nil {
+	if err := s.finishOutcome(ctx, finished(tn.ID)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ClaimTurn(ctx, Turn{ID: tn.ID, ThreadID: thread}); !errors.Is(err, ErrTurnEnded) {
+	if _, err := s.ClaimTurn(ctx, record.Turn{ID: tn.ID, ThreadID: thread}); !errors.Is(err, ErrTurnEnded) {
 		t.Fatalf("claiming an ended turn: %v, want ErrTurnEnded", err)
 	}
 	tp, err := s.StartTurn(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	record(t, s, thread, user(tp.ID, tp.ID+".1", "go"), assistant(tp.ID, tp.ID+".2", "", call("q")),
+	recordItems(t, s, thread, user(tp.ID, tp.ID+".1", "go"), assistant(tp.ID, tp.ID+".2", "", call("q")),
 		result(tp.ID, tp.ID+".3", "q", "[awaiting]", llm.ResultPending))
 	st := &loop.State{Version: 1, ThreadID: thread, TurnID: tp.ID, Pause: &loop.Pause{TurnID: tp.ID, CallID: "q", Tool: "ask_user"}}
-	if err := s.SavePause(ctx, st); err != nil {
+	if err := s.savePauseState(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ClaimTurn(ctx, Turn{ID: loop.NewID("turn"), ThreadID: thread}); !errors.Is(err, ErrPaused) {
+	if _, err := s.ClaimTurn(ctx, record.Turn{ID: loop.NewID("turn"), ThreadID: thread}); !errors.Is(err, ErrPaused) {
 		t.Fatalf("claiming a new turn past a paused one: %v, want ErrPaused", err)
 	}
-	c, err := s.ClaimTurn(ctx, Turn{ID: tp.ID, ThreadID: thread})
+	c, err := s.ClaimTurn(ctx, record.Turn{ID: tp.ID, ThreadID: thread})
 	if err != nil {
 		t.Fatalf("claiming the paused turn to resume it: %v", err)
 	}

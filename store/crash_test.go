@@ -109,7 +109,7 @@ rounds:
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		if err := s.FinishTurn(ctx, out); err != nil {
+		if err := s.finishOutcome(ctx, out); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}

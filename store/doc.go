@@ -5,7 +5,7 @@
 // # Durability
 //
 // Every item is committed when it is produced: [Store.Record] (the engine's
-// [loop.Journal]) returns only after the transaction holding the item has
+// loop.Journal) returns only after the transaction holding the item has
 // committed, so an assistant item with its calls is on disk before the
 // results that answer it. Writes from many goroutines are group-committed:
 // one writer connection takes whatever writes are waiting and commits them in
@@ -34,9 +34,10 @@
 // (also run by [Store.Load], [Store.ClaimTurn] and [Store.DeleteThread])
 // marks it interrupted, answers its unanswered calls as aborted, appends the
 // steered input it never read and a marker item telling the model the turn
-// was cut (DESIGN §2.5). A paused turn keeps its [loop.State];
-// [Store.ResumeTurn] hands it to exactly one process to continue with
-// [loop.Engine.Resume].
+// was cut (DESIGN §2.5). A paused turn keeps its engine state (a
+// loop.State, as JSON the store keeps whole); [Store.ResumeTurn] hands it to
+// exactly one process to continue with loop.Engine.Resume. The store does
+// not import the engine: its threads and turns are package record's.
 //
 // Whether a running turn is cut is decided from its owner: host, process id
 // and the process's start time (Linux), so a pid reused by a later process

@@ -123,7 +123,7 @@ rounds:
 	if err != nil || out.Status != loop.StatusCompleted {
 		t.Fatalf("turn: %+v, %v", out, err)
 	}
-	if err := s.FinishTurn(ctx, out); err != nil {
+	if err := s.finishOutcome(ctx, out); err != nil {
 		t.Fatal(err)
 	}
 	if j.checked != 2 || len(j.errs) > 0 {
@@ -155,7 +155,7 @@ rounds:
 	if err != nil || out.Status != loop.StatusPaused {
 		t.Fatalf("first run: %+v, %v", out, err)
 	}
-	if err := s1.FinishTurn(ctx, out); err != nil {
+	if err := s1.finishOutcome(ctx, out); err != nil {
 		t.Fatal(err)
 	}
 	s1.Close()
@@ -172,7 +172,7 @@ rounds:
 	if p := snap.Last().Pause; snap.Last().Status != loop.StatusPaused || p == nil || p.CallID != "ask1" || p.Questions[0].ID != "q1" {
 		t.Fatalf("after a restart the turn is %+v", snap.Last())
 	}
-	st, err := s2.LoadPause(ctx, id)
+	st, err := decodeState(s2.LoadPause(ctx, id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ rounds:
 	if _, err := s2.ResumeTurn(ctx, st.TurnID, "other"); !errors.As(err, &mm) {
 		t.Fatalf("resume for another call: %v, want *loop.PauseMismatchError", err)
 	}
-	st, err = s2.ResumeTurn(ctx, st.TurnID, st.Pause.CallID)
+	st, err = decodeState(s2.ResumeTurn(ctx, st.TurnID, st.Pause.CallID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ rounds:
 	if err != nil || out.Status != loop.StatusCompleted || out.Answer != "Painted it blue." {
 		t.Fatalf("resumed turn: %+v, %v", out, err)
 	}
-	if err := s2.FinishTurn(ctx, out); err != nil {
+	if err := s2.finishOutcome(ctx, out); err != nil {
 		t.Fatal(err)
 	}
 	snap, _ = s2.Load(ctx, id)
@@ -221,7 +221,7 @@ rounds:
   - calls: [{id: ask1, name: ask_user, args: {questions: [{prompt: "Which?"}]}}]
 `)})
 	out, _ := e.Run(ctx, loop.Turn{ThreadID: id, ID: turn.ID, Input: []llm.Item{llm.UserText("do it")}})
-	if err := s.FinishTurn(ctx, out); err != nil {
+	if err := s.finishOutcome(ctx, out); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Abandon(ctx, turn.ID); err != nil {

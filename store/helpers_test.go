@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 )
 
 // openTemp opens a store in a fresh directory, closed when the test ends.
@@ -22,14 +24,14 @@ func openTemp(t testing.TB) *Store {
 
 func newThread(t testing.TB, s *Store) string {
 	t.Helper()
-	th, err := s.CreateThread(context.Background(), Thread{Workspace: "/w", Model: "scripted:x"})
+	th, err := s.CreateThread(context.Background(), record.Thread{Settings: record.Settings{Workspace: "/w", Model: "scripted:x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return th.ID
 }
 
-func record(t testing.TB, s *Store, thread string, items ...llm.Item) {
+func recordItems(t testing.TB, s *Store, thread string, items ...llm.Item) {
 	t.Helper()
 	for _, it := range items {
 		if err := s.Record(context.Background(), thread, it); err != nil {
@@ -61,4 +63,39 @@ func call(id string) llm.Call { return llm.Call{ID: id, Name: "t", Args: `{"x":1
 
 func finished(turn string) *loop.Outcome {
 	return &loop.Outcome{TurnID: turn, Status: loop.StatusCompleted, StopReason: loop.StopFinished}
+}
+
+// The store is the engine's journal: each item is committed as the engine
+// produces it.
+var _ loop.Journal = (*Store)(nil)
+
+// finishOutcome records how the engine ended a turn, as a caller of the
+// store does: the outcome's record and its approved tools.
+func (s *Store) finishOutcome(ctx context.Context, o *loop.Outcome) error {
+	rec, err := o.Record()
+	if err != nil {
+		return err
+	}
+	return s.FinishTurn(ctx, rec, o.Approved)
+}
+
+// savePauseState puts a paused turn's engine state back.
+func (s *Store) savePauseState(ctx context.Context, st *loop.State) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return s.SavePause(ctx, st.TurnID, st.Pause, b)
+}
+
+// decodeState reads an engine state the store handed back.
+func decodeState(b json.RawMessage, err error) (*loop.State, error) {
+	if err != nil {
+		return nil, err
+	}
+	st := new(loop.State)
+	if err := json.Unmarshal(b, st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }

@@ -12,12 +12,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/loop"
 )
-
-// The store is the engine's journal: each item is committed as the engine
-// produces it.
-var _ loop.Journal = (*Store)(nil)
 
 // Record appends it to the thread's history and returns once it is
 // committed; an item whose id was recorded before replaces that item, which

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 )
 
 // closing says why a turn is closed from outside the engine, in the words
@@ -22,13 +22,13 @@ type closing struct {
 	marker        string
 	err           string
 	// status and stop are what the turn ends as.
-	status loop.Status
-	stop   loop.StopReason
+	status record.Status
+	stop   record.StopReason
 }
 
 // StopStoreError is the stop reason of a turn whose end could not be
 // written to the store: the turn ran, but how it ended is not recorded.
-const StopStoreError loop.StopReason = "store_error"
+const StopStoreError = record.StopStoreError
 
 var (
 	// cut: the process running the turn died (crash, kill, power loss).
@@ -38,8 +38,8 @@ var (
 		marker: "[rein] The previous turn was cut off: rein stopped (the process exited or crashed, or could not write its database) before the turn's end was recorded. " +
 			"Calls that were running were aborted and may have partly run; check the current state before retrying them.",
 		err:    "rein stopped before the turn's end was recorded (the process exited or crashed, or its last writes failed)",
-		status: loop.StatusInterrupted,
-		stop:   loop.StopCancelled,
+		status: record.StatusInterrupted,
+		stop:   record.StopCancelled,
 	}
 	// abandoned: the user moved on from a pause without answering.
 	abandoned = closing{
@@ -48,8 +48,8 @@ var (
 		marker: "[rein] The previous turn ended unanswered: the user moved on instead of answering its question or approval. " +
 			"Do not assume an answer or an approval.",
 		err:    "the user moved on without answering",
-		status: loop.StatusInterrupted,
-		stop:   loop.StopCancelled,
+		status: record.StatusInterrupted,
+		stop:   record.StopCancelled,
 	}
 )
 
@@ -63,7 +63,7 @@ func unrecorded(werr error) closing {
 		marker: "[rein] The previous turn's end could not be recorded: a write to rein's database failed (" + werr.Error() + "). " +
 			"Its last steps may be missing from this history; check the current state before retrying anything.",
 		err:    "the turn ran but its end could not be recorded: " + werr.Error(),
-		status: loop.StatusFailed,
+		status: record.StatusFailed,
 		stop:   StopStoreError,
 	}
 }
@@ -182,7 +182,7 @@ func closingItems(turnID string, items, steers []llm.Item, why closing) []llm.It
 	// The engine records an assistant item before running its calls and
 	// their results after, so every call left open belongs to the turn's
 	// last assistant item and its results go at the end.
-	for _, c := range loop.OpenCalls(items) {
+	for _, c := range llm.OpenCalls(items) {
 		add(llm.ToolResult(llm.Result{CallID: c.ID, Name: c.Name, Content: why.call, Status: llm.ResultAborted}))
 	}
 	for _, it := range items {
@@ -199,15 +199,16 @@ func closingItems(turnID string, items, steers []llm.Item, why closing) []llm.It
 	return out
 }
 
-// Snapshot is a thread as loaded: its settings, turns and history.
+// Snapshot is a thread as loaded: its settings, turns and history. It has
+// no JSON form of its own: protocol.ExportOf makes the one rein prints.
 type Snapshot struct {
-	Thread Thread     `json:"thread"`
-	Turns  []Turn     `json:"turns"`
-	Items  []llm.Item `json:"items"`
+	Thread record.Thread
+	Turns  []record.Turn
+	Items  []llm.Item
 }
 
 // Last returns the latest turn, or nil when there is none.
-func (s *Snapshot) Last() *Turn {
+func (s *Snapshot) Last() *record.Turn {
 	if len(s.Turns) == 0 {
 		return nil
 	}

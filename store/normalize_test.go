@@ -78,12 +78,12 @@ func TestNormalizeClosesACutTurn(t *testing.T) {
 			id := newThread(t, s)
 			// An earlier, finished turn stays as it was.
 			done, _ := s.StartTurn(ctx, id, "")
-			record(t, s, id, user(done.ID, done.ID+".1", "first"), assistant(done.ID, done.ID+".2", "ok"))
-			if err := s.FinishTurn(ctx, &loop.Outcome{TurnID: done.ID, Status: loop.StatusCompleted, StopReason: loop.StopFinished}); err != nil {
+			recordItems(t, s, id, user(done.ID, done.ID+".1", "first"), assistant(done.ID, done.ID+".2", "ok"))
+			if err := s.finishOutcome(ctx, &loop.Outcome{TurnID: done.ID, Status: loop.StatusCompleted, StopReason: loop.StopFinished}); err != nil {
 				t.Fatal(err)
 			}
 			tn := cutTurn(t, s, id)
-			record(t, s, id, tt.items(tn)...)
+			recordItems(t, s, id, tt.items(tn)...)
 			var steered llm.Item
 			if tt.steer {
 				var err error
@@ -176,10 +176,10 @@ func TestNormalizeLeavesLiveAndPausedTurnsAlone(t *testing.T) {
 	// A paused turn.
 	paused := newThread(t, s)
 	tp, _ := s.StartTurn(ctx, paused, "")
-	record(t, s, paused, user(tp.ID, tp.ID+".1", "go"), assistant(tp.ID, tp.ID+".2", "", call("q")),
+	recordItems(t, s, paused, user(tp.ID, tp.ID+".1", "go"), assistant(tp.ID, tp.ID+".2", "", call("q")),
 		result(tp.ID, tp.ID+".3", "q", "[awaiting]", llm.ResultPending))
 	st := &loop.State{Version: 1, ThreadID: paused, TurnID: tp.ID, Pause: &loop.Pause{TurnID: tp.ID, CallID: "q", Tool: "ask_user"}}
-	if err := s.FinishTurn(ctx, &loop.Outcome{TurnID: tp.ID, Status: loop.StatusPaused, StopReason: loop.StopAwaitingUser, State: st, Pause: st.Pause}); err != nil {
+	if err := s.finishOutcome(ctx, &loop.Outcome{TurnID: tp.ID, Status: loop.StatusPaused, StopReason: loop.StopAwaitingUser, State: st, Pause: st.Pause}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 )
 
 // refuseWrites makes every write of the store fail from now on, as a full
@@ -32,7 +33,7 @@ func TestLoadReadsAStoreThatCannotBeWritten(t *testing.T) {
 	thread := newThread(t, s)
 	tn := cutTurn(t, s, thread)
 	liveAdd(tn) // steer needs the turn running here
-	record(t, s, thread, user(tn, tn+".1", "go"), assistant(tn, tn+".2", "", call("a"), call("b")),
+	recordItems(t, s, thread, user(tn, tn+".1", "go"), assistant(tn, tn+".2", "", call("a"), call("b")),
 		result(tn, tn+".3", "a", "done", llm.ResultOK))
 	if _, err := s.AddSteer(ctx, tn, withID(llm.UserText("also this"), tn, "steer_1")); err != nil {
 		t.Fatal(err)
@@ -75,9 +76,9 @@ func TestAnEndNotRecordedSaysSo(t *testing.T) {
 		name string
 		end  func(s *Store, thread, turn string) error
 	}{
-		{"FinishTurn", func(s *Store, _, turn string) error { return s.FinishTurn(ctx, finished(turn)) }},
+		{"FinishTurn", func(s *Store, _, turn string) error { return s.finishOutcome(ctx, finished(turn)) }},
 		{"SaveTurn", func(s *Store, thread, turn string) error {
-			return s.SaveTurn(ctx, Turn{ID: turn, ThreadID: thread, Status: loop.StatusCompleted, StopReason: loop.StopFinished, Answer: "ok"})
+			return s.SaveTurn(ctx, record.Turn{ID: turn, ThreadID: thread, Status: loop.StatusCompleted, StopReason: loop.StopFinished, Answer: "ok"})
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +88,7 @@ func TestAnEndNotRecordedSaysSo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			record(t, s, thread, user(tn.ID, tn.ID+".1", "go"), assistant(tn.ID, tn.ID+".2", "ok"))
+			recordItems(t, s, thread, user(tn.ID, tn.ID+".1", "go"), assistant(tn.ID, tn.ID+".2", "ok"))
 			restore := refuseWrites(t, s)
 			werr := tt.end(s, thread, tn.ID)
 			if werr == nil {
@@ -135,7 +136,7 @@ func TestCloseRecordsAnEndNotRecordedBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	restore := refuseWrites(t, s)
-	if err := s.FinishTurn(ctx, finished(tn.ID)); err == nil {
+	if err := s.finishOutcome(ctx, finished(tn.ID)); err == nil {
 		t.Fatal("the end was written to a store that refuses writes")
 	}
 	restore()
@@ -168,7 +169,7 @@ func TestReadOnlyStoreReadsAndRefusesWrites(t *testing.T) {
 	}
 	thread := newThread(t, s)
 	tn := cutTurn(t, s, thread)
-	record(t, s, thread, user(tn, tn+".1", "go"), assistant(tn, tn+".2", "", call("a")))
+	recordItems(t, s, thread, user(tn, tn+".1", "go"), assistant(tn, tn+".2", "", call("a")))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 )
 
 // This file holds the upserts a scheduler that keeps its own state needs:
@@ -18,13 +18,13 @@ import (
 
 // SaveThread creates the thread or updates its title, workspace, model and
 // settings. Created is kept from the first save; Updated becomes now.
-func (s *Store) SaveThread(ctx context.Context, t Thread) error {
+func (s *Store) SaveThread(ctx context.Context, t record.Thread) error {
 	if t.ID == "" {
 		return errors.New("store: SaveThread: the thread has no id")
 	}
-	settings, err := json.Marshal(t.Settings)
+	settings, err := settingsJSON(t.Settings)
 	if err != nil {
-		return fmt.Errorf("store: settings: %w", err)
+		return err
 	}
 	now := time.Now().UnixNano()
 	created := now
@@ -36,7 +36,7 @@ func (s *Store) SaveThread(ctx context.Context, t Thread) error {
 INSERT INTO threads (id, created, updated, title, workspace, model, settings) VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, workspace = excluded.workspace, model = excluded.model,
 	settings = excluded.settings, title = CASE WHEN excluded.title = '' THEN threads.title ELSE excluded.title END`,
-			t.ID, created, now, shortTitle(t.Title), t.Workspace, t.Model, string(settings))
+			t.ID, created, now, shortTitle(t.Title), t.Settings.Workspace, t.Settings.Model, settings)
 		if err != nil {
 			return fmt.Errorf("store: save thread %s: %w", t.ID, err)
 		}
@@ -49,22 +49,21 @@ ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, workspace = excluded.
 // process runs a turn of the thread); a paused one needs its State; a turn
 // that ended drops any state it had. A turn running in another live
 // process is never overwritten: that is refused with a *TurnActiveError.
-func (s *Store) SaveTurn(ctx context.Context, t Turn) error {
+func (s *Store) SaveTurn(ctx context.Context, t record.Turn) error {
 	if t.ID == "" || t.ThreadID == "" {
 		return errors.New("store: SaveTurn: the turn needs an id and a thread id")
+	}
+	if !t.Status.Valid() {
+		return fmt.Errorf("store: turn %s has the unknown status %q; use one of record's statuses", t.ID, t.Status)
 	}
 	if t.Status == StatusRunning {
 		_, err := s.ClaimTurn(ctx, t)
 		return err
 	}
-	var state []byte
-	if t.Status == loop.StatusPaused {
-		if t.State == nil || t.State.Pause == nil {
-			return fmt.Errorf("store: turn %s is paused without a pause state; nothing could resume it", t.ID)
-		}
-		var err error
-		if state, err = json.Marshal(t.State); err != nil {
-			return fmt.Errorf("store: turn %s state: %w", t.ID, err)
+	paused := t.Status == record.StatusPaused
+	if paused {
+		if err := checkPaused(t.ID, t.Pause, t.State); err != nil {
+			return err
 		}
 	}
 	usage, err := json.Marshal(t.Usage)
@@ -113,8 +112,8 @@ WHERE turns.status != 'running' OR turns.owner = ?15`,
 				return fmt.Errorf("store: save turn %s: %w", t.ID, err)
 			}
 		}
-		if state != nil {
-			if err := putPause(ctx, tx, t.State, state, now); err != nil {
+		if paused {
+			if err := putPause(ctx, tx, t.ID, t.Pause, t.State, now); err != nil {
 				return err
 			}
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 )
 
 // AddSteer persists input steered into a running turn and returns it with
@@ -41,7 +41,7 @@ func (s *Store) AddSteer(ctx context.Context, turnID string, it llm.Item) (llm.I
 		if err != nil {
 			return fmt.Errorf("store: steer: %w", err)
 		}
-		if loop.Status(status) != StatusRunning {
+		if record.Status(status) != StatusRunning {
 			return fmt.Errorf("turn %s is %s: %w", turnID, status, ErrTurnNotRunning)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO steers (id, thread, turn, item, created) VALUES (?, ?, ?, ?, ?)`,

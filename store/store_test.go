@@ -9,6 +9,7 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 )
 
 func TestSchemaVersionCountsTheMigrations(t *testing.T) {
@@ -63,7 +64,7 @@ func TestMigrationsReachTheLatestFromEveryVersion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			record(t, s, id, user(turn.ID, turn.ID+".1", "hi"))
+			recordItems(t, s, id, user(turn.ID, turn.ID+".1", "hi"))
 			if _, err := s.AddSteer(ctx, turn.ID, llm.UserText("also")); err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +118,7 @@ func TestDefaultPath(t *testing.T) {
 func TestThreadsRoundTripAndPage(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
-	want := Thread{Workspace: "/w", Model: "openai:gpt", Settings: Settings{Approved: []string{"exec"}, MaxRounds: 5}}
+	want := record.Thread{Settings: record.Settings{Workspace: "/w", Model: "openai:gpt", Approved: []string{"exec"}, MaxRounds: 5}}
 	var ids []string
 	for range 5 {
 		th, err := s.CreateThread(ctx, want)
@@ -130,7 +131,7 @@ func TestThreadsRoundTripAndPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Workspace != want.Workspace || got.Model != want.Model || !reflect.DeepEqual(got.Settings, want.Settings) {
+	if !reflect.DeepEqual(got.Settings, want.Settings) {
 		t.Fatalf("thread = %+v, want the fields of %+v", got, want)
 	}
 	// Pages of 2 list all five, newest first, each once.
@@ -183,7 +184,7 @@ func TestItemsRoundTripInOrder(t *testing.T) {
 		withID(llm.Directive("settle now"), "t1", "t1.4"),
 		{ID: "t1.5", TurnID: "t1", Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartText, Text: "It is a README."}}},
 	}
-	record(t, s, id, want...)
+	recordItems(t, s, id, want...)
 	got, err := s.Items(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -201,13 +202,13 @@ func TestRecordReplacesOnlyAPausePlaceholderInPlace(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
 	id := newThread(t, s)
-	record(t, s, id,
+	recordItems(t, s, id,
 		user("t1", "t1.1", "hi"),
 		assistant("t1", "t1.2", "", call("c1")),
 		result("t1", "t1.3", "c1", "[awaiting user reply]", llm.ResultPending),
 	)
 	answer := result("t1", "t1.3", "c1", "User answered: yes", llm.ResultOK)
-	record(t, s, id, answer)
+	recordItems(t, s, id, answer)
 	items, _ := s.Items(ctx, id)
 	if len(items) != 3 || !reflect.DeepEqual(items[2], answer) {
 		t.Fatalf("after the answer: %+v, want the placeholder replaced in place", items)
@@ -243,7 +244,7 @@ func TestTurnLifecycle(t *testing.T) {
 	}
 	o := &loop.Outcome{ThreadID: id, TurnID: t1.ID, Status: loop.StatusCompleted, StopReason: loop.StopFinished,
 		Answer: "done", Rounds: 2, ToolSteps: 1, Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}, Approved: []string{"exec"}}
-	if err := s.FinishTurn(ctx, o); err != nil {
+	if err := s.finishOutcome(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	turns, err := s.Turns(ctx, id)
@@ -262,7 +263,7 @@ func TestTurnLifecycle(t *testing.T) {
 	if err != nil || t2.Seq != 2 {
 		t.Fatalf("next turn: %+v, %v", t2, err)
 	}
-	if err := s.FinishTurn(ctx, &loop.Outcome{TurnID: "turn_nope", Status: loop.StatusCompleted}); !errors.Is(err, ErrNotFound) {
+	if err := s.finishOutcome(ctx, &loop.Outcome{TurnID: "turn_nope", Status: loop.StatusCompleted}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("finishing an unknown turn: %v, want ErrNotFound", err)
 	}
 }

@@ -11,26 +11,14 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/reinhq/rein/record"
 )
 
-// Thread is a conversation: its settings and a summary of its turns.
-type Thread struct {
-	ID      string    `json:"id"`
-	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
-	// Title is the thread's first user message, shortened.
-	Title     string   `json:"title"`
-	Workspace string   `json:"workspace,omitempty"`
-	Model     string   `json:"model,omitempty"`
-	Settings  Settings `json:"settings"`
-	// Turns counts the thread's turns (read only).
-	Turns int `json:"turns"`
-}
-
-// Settings are what a thread's turns start from (DESIGN §9, thread/start).
-type Settings struct {
-	// Approved are the tools the user approved for the whole thread;
-	// FinishTurn keeps them up to date.
+// settingsColumn is how the settings column of threads spells a thread's
+// settings (workspace and model have columns of their own). It is the
+// stored form: its spelling never changes with record.Settings.
+type settingsColumn struct {
 	Approved     []string `json:"approved,omitempty"`
 	Approval     string   `json:"approval,omitempty"`
 	Sandbox      string   `json:"sandbox,omitempty"`
@@ -38,6 +26,30 @@ type Settings struct {
 	MaxRounds    int      `json:"max_rounds,omitempty"`
 	EnableTools  []string `json:"enable_tools,omitempty"`
 	DisableTools []string `json:"disable_tools,omitempty"`
+}
+
+// settingsJSON is the settings column of st.
+func settingsJSON(st record.Settings) (string, error) {
+	b, err := json.Marshal(settingsColumn{
+		Approved: st.Approved, Approval: st.Approval, Sandbox: st.Sandbox, Instructions: st.Instructions,
+		MaxRounds: st.MaxRounds, EnableTools: st.EnableTools, DisableTools: st.DisableTools,
+	})
+	if err != nil {
+		return "", fmt.Errorf("store: settings: %w", err)
+	}
+	return string(b), nil
+}
+
+// readSettings fills st from the settings column, keeping its workspace
+// and model.
+func readSettings(raw string, st *record.Settings) error {
+	var c settingsColumn
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return err
+	}
+	st.Approved, st.Approval, st.Sandbox, st.Instructions = c.Approved, c.Approval, c.Sandbox, c.Instructions
+	st.MaxRounds, st.EnableTools, st.DisableTools = c.MaxRounds, c.EnableTools, c.DisableTools
+	return nil
 }
 
 // titleMax bounds a title in runes: enough to recognise a thread in a list.
@@ -50,52 +62,52 @@ func newID(prefix string) string {
 
 // CreateThread stores a new thread. An empty t.ID gets a fresh id; Created
 // and Updated are set to now. It returns the thread as stored.
-func (s *Store) CreateThread(ctx context.Context, t Thread) (Thread, error) {
+func (s *Store) CreateThread(ctx context.Context, t record.Thread) (record.Thread, error) {
 	if t.ID == "" {
 		t.ID = newID("thread")
 	}
 	now := time.Now()
 	t.Created, t.Updated, t.Turns = now, now, 0
 	t.Title = shortTitle(t.Title)
-	settings, err := json.Marshal(t.Settings)
+	settings, err := settingsJSON(t.Settings)
 	if err != nil {
-		return Thread{}, fmt.Errorf("store: settings: %w", err)
+		return record.Thread{}, err
 	}
 	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO threads (id, created, updated, title, workspace, model, settings) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			t.ID, now.UnixNano(), now.UnixNano(), t.Title, t.Workspace, t.Model, string(settings))
+			t.ID, now.UnixNano(), now.UnixNano(), t.Title, t.Settings.Workspace, t.Settings.Model, settings)
 		return err
 	})
 	if err != nil {
-		return Thread{}, fmt.Errorf("store: create thread %s: %w", t.ID, err)
+		return record.Thread{}, fmt.Errorf("store: create thread %s: %w", t.ID, err)
 	}
 	return t, nil
 }
 
 const threadColumns = `id, created, updated, title, workspace, model, settings, (SELECT count(*) FROM turns WHERE turns.thread = threads.id)`
 
-func scanThread(sc interface{ Scan(...any) error }) (Thread, error) {
-	var t Thread
+func scanThread(sc interface{ Scan(...any) error }) (record.Thread, error) {
+	var t record.Thread
 	var created, updated int64
 	var settings string
-	if err := sc.Scan(&t.ID, &created, &updated, &t.Title, &t.Workspace, &t.Model, &settings, &t.Turns); err != nil {
-		return Thread{}, err
+	if err := sc.Scan(&t.ID, &created, &updated, &t.Title, &t.Settings.Workspace, &t.Settings.Model, &settings, &t.Turns); err != nil {
+		return record.Thread{}, err
 	}
 	t.Created, t.Updated = time.Unix(0, created), time.Unix(0, updated)
-	if err := json.Unmarshal([]byte(settings), &t.Settings); err != nil {
-		return Thread{}, fmt.Errorf("store: thread %s settings: %w", t.ID, err)
+	if err := readSettings(settings, &t.Settings); err != nil {
+		return record.Thread{}, fmt.Errorf("store: thread %s settings: %w", t.ID, err)
 	}
 	return t, nil
 }
 
 // Thread returns the thread with id, or an error wrapping ErrNotFound.
-func (s *Store) Thread(ctx context.Context, id string) (Thread, error) {
+func (s *Store) Thread(ctx context.Context, id string) (record.Thread, error) {
 	t, err := scanThread(s.db.QueryRowContext(ctx, `SELECT `+threadColumns+` FROM threads WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Thread{}, fmt.Errorf("thread %s: %w", id, ErrNotFound)
+		return record.Thread{}, fmt.Errorf("thread %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Thread{}, fmt.Errorf("store: thread %s: %w", id, err)
+		return record.Thread{}, fmt.Errorf("store: thread %s: %w", id, err)
 	}
 	return t, nil
 }
@@ -103,7 +115,7 @@ func (s *Store) Thread(ctx context.Context, id string) (Thread, error) {
 // Threads lists threads, most recently updated first, at most limit of them
 // (all when limit <= 0) after cursor ("" for the first page). next is the
 // cursor of the page after this one, "" when there is none.
-func (s *Store) Threads(ctx context.Context, limit int, cursor string) (threads []Thread, next string, err error) {
+func (s *Store) Threads(ctx context.Context, limit int, cursor string) (threads []record.Thread, next string, err error) {
 	var upd int64 = 1<<63 - 1
 	var after string
 	if cursor != "" {
@@ -150,13 +162,16 @@ func (s *Store) Threads(ctx context.Context, limit int, cursor string) (threads 
 }
 
 // SetSettings replaces a thread's settings.
-func (s *Store) SetSettings(ctx context.Context, id string, st Settings) error {
-	b, err := json.Marshal(st)
+//
+// Workspace and model are the thread's own (SaveThread changes them) and
+// are left as they are.
+func (s *Store) SetSettings(ctx context.Context, id string, st record.Settings) error {
+	b, err := settingsJSON(st)
 	if err != nil {
-		return fmt.Errorf("store: settings: %w", err)
+		return err
 	}
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE threads SET settings = ?, updated = ? WHERE id = ?`, string(b), time.Now().UnixNano(), id)
+		res, err := tx.ExecContext(ctx, `UPDATE threads SET settings = ?, updated = ? WHERE id = ?`, b, time.Now().UnixNano(), id)
 		if err != nil {
 			return fmt.Errorf("store: thread %s settings: %w", id, err)
 		}

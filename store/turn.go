@@ -9,118 +9,84 @@ import (
 	"slices"
 	"time"
 
-	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 )
 
-// Statuses of turns the engine has not ended; the others are the
-// engine's (loop.StatusCompleted, …).
+// Turn statuses the store's queries name (record's, as stored).
 const (
 	// StatusQueued: a turn waiting for the thread's running turn to end.
-	StatusQueued loop.Status = "queued"
+	StatusQueued = record.StatusQueued
 	// StatusRunning: a turn started and not yet ended.
-	StatusRunning loop.Status = "running"
+	StatusRunning = record.StatusRunning
 )
-
-// Turn is one turn of a thread as stored.
-type Turn struct {
-	ID         string          `json:"id"`
-	ThreadID   string          `json:"thread_id"`
-	Seq        int             `json:"seq"`
-	Status     loop.Status     `json:"status"`
-	StopReason loop.StopReason `json:"stop_reason,omitempty"`
-	Answer     string          `json:"answer,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	Usage      llm.Usage       `json:"usage"`
-	Cost       float64         `json:"cost,omitempty"`
-	Rounds     int             `json:"rounds"`
-	// SettlementRounds counts the rounds after the exploration budget.
-	SettlementRounds int `json:"settlement_rounds"`
-	ToolSteps        int `json:"tool_steps"`
-	// Input is the input of a queued turn; once the turn runs, its input
-	// is in the history.
-	Input   []llm.Item `json:"input,omitempty"`
-	Started time.Time  `json:"started"`
-	// Ended is zero while the turn runs.
-	Ended time.Time `json:"ended,omitzero"`
-	// Pause is what a paused turn waits for.
-	Pause *loop.Pause `json:"pause,omitempty"`
-	// State is a paused turn's engine state, set for SaveTurn and by
-	// ResumeTurn; Turns leaves it nil (it holds the whole history).
-	State *loop.State `json:"-"`
-}
 
 // StartTurn records a new running turn of the thread, owned by this
 // process; turnID "" gets a fresh id. It is ClaimTurn of a new turn: a cut
 // turn of the thread is normalized first; it fails with a *TurnActiveError
 // (ErrTurnActive) while a live process runs another turn of the thread,
 // and with ErrPaused while the latest one waits for an answer.
-func (s *Store) StartTurn(ctx context.Context, threadID, turnID string) (Turn, error) {
+func (s *Store) StartTurn(ctx context.Context, threadID, turnID string) (record.Turn, error) {
 	if turnID == "" {
-		turnID = loop.NewID("turn")
+		turnID = newID("turn")
 	}
-	t := Turn{ID: turnID, ThreadID: threadID, Status: StatusRunning, Started: time.Now()}
+	t := record.Turn{ID: turnID, ThreadID: threadID, Status: StatusRunning, Started: time.Now()}
 	c, err := s.ClaimTurn(ctx, t)
 	if err != nil {
-		return Turn{}, err
+		return record.Turn{}, err
 	}
 	t.Seq = c.Seq
 	return t, nil
 }
 
-// FinishTurn records how a turn ended: status, stop reason, answer, usage
-// and counters; the thread's approved tools become o.Approved. A paused
-// outcome keeps its State for ResumeTurn (as SavePause does).
-func (s *Store) FinishTurn(ctx context.Context, o *loop.Outcome) error {
-	if o == nil {
-		return errors.New("store: FinishTurn: nil outcome")
+// FinishTurn records how a turn ended: status, stop reason, answer, error,
+// usage and counters of t (loop.Outcome.Record makes it); when approved is
+// not nil it becomes the thread's approved tools. A paused turn keeps its
+// Pause and State for ResumeTurn (as SavePause does).
+func (s *Store) FinishTurn(ctx context.Context, t record.Turn, approved []string) error {
+	if t.ID == "" {
+		return errors.New("store: FinishTurn: the turn has no id")
 	}
-	var state []byte
-	if o.Status == loop.StatusPaused {
-		if o.State == nil || o.State.Pause == nil {
-			return fmt.Errorf("store: turn %s is paused without a pause state; nothing could resume it", o.TurnID)
-		}
-		var err error
-		if state, err = json.Marshal(o.State); err != nil {
-			return fmt.Errorf("store: turn %s state: %w", o.TurnID, err)
+	if !t.Status.Valid() || t.Status == record.StatusQueued || t.Status == record.StatusRunning {
+		return fmt.Errorf("store: FinishTurn: turn %s has the status %q; a turn ends completed, paused, interrupted or failed", t.ID, t.Status)
+	}
+	paused := t.Status == record.StatusPaused
+	if paused {
+		if err := checkPaused(t.ID, t.Pause, t.State); err != nil {
+			return err
 		}
 	}
-	usage, err := json.Marshal(o.Usage)
+	usage, err := json.Marshal(t.Usage)
 	if err != nil {
-		return fmt.Errorf("store: turn %s usage: %w", o.TurnID, err)
-	}
-	var errText string
-	if o.Err != nil {
-		errText = o.Err.Error()
+		return fmt.Errorf("store: turn %s usage: %w", t.ID, err)
 	}
 	now := time.Now()
 	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		threadID, err := turnThread(ctx, tx, o.TurnID)
+		threadID, err := turnThread(ctx, tx, t.ID)
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `
 UPDATE turns SET status = ?, stop_reason = ?, answer = ?, error = ?, usage = ?, cost = ?, rounds = ?, settlement_rounds = ?, tool_steps = ?, ended = ?, state = NULL
 WHERE id = ?`,
-			string(o.Status), string(o.StopReason), o.Answer, errText, string(usage), o.Cost, o.Rounds, o.SettlementRounds, o.ToolSteps, now.UnixNano(), o.TurnID); err != nil {
-			return fmt.Errorf("store: finish turn %s: %w", o.TurnID, err)
+			string(t.Status), string(t.StopReason), t.Answer, t.Error, string(usage), t.Cost, t.Rounds, t.SettlementRounds, t.ToolSteps, now.UnixNano(), t.ID); err != nil {
+			return fmt.Errorf("store: finish turn %s: %w", t.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pauses SET answered = ? WHERE turn = ? AND answered IS NULL`, now.UnixNano(), o.TurnID); err != nil {
-			return fmt.Errorf("store: finish turn %s: %w", o.TurnID, err)
+		if _, err := tx.ExecContext(ctx, `UPDATE pauses SET answered = ? WHERE turn = ? AND answered IS NULL`, now.UnixNano(), t.ID); err != nil {
+			return fmt.Errorf("store: finish turn %s: %w", t.ID, err)
 		}
-		if state != nil {
-			if err := putPause(ctx, tx, o.State, state, now); err != nil {
+		if paused {
+			if err := putPause(ctx, tx, t.ID, t.Pause, t.State, now); err != nil {
 				return err
 			}
 		}
-		if o.Approved != nil {
-			if err := setApproved(ctx, tx, threadID, o.Approved); err != nil {
+		if approved != nil {
+			if err := setApproved(ctx, tx, threadID, approved); err != nil {
 				return err
 			}
 		}
 		return touch(ctx, tx, threadID, now)
 	})
-	settled(o.TurnID, err)
+	settled(t.ID, err)
 	return err
 }
 
@@ -153,7 +119,7 @@ func setApproved(ctx context.Context, tx *sql.Tx, threadID string, approved []st
 	if err := tx.QueryRowContext(ctx, `SELECT settings FROM threads WHERE id = ?`, threadID).Scan(&raw); err != nil {
 		return fmt.Errorf("store: thread %s settings: %w", threadID, err)
 	}
-	var st Settings
+	var st settingsColumn
 	if err := json.Unmarshal([]byte(raw), &st); err != nil {
 		return fmt.Errorf("store: thread %s settings: %w", threadID, err)
 	}
@@ -185,11 +151,14 @@ func turnThread(ctx context.Context, tx *sql.Tx, turnID string) (string, error) 
 }
 
 // Turns returns the thread's turns in order.
-func (s *Store) Turns(ctx context.Context, threadID string) ([]Turn, error) {
+//
+// A turn's State is left out (it holds the whole history): LoadPause and
+// ResumeTurn read it.
+func (s *Store) Turns(ctx context.Context, threadID string) ([]record.Turn, error) {
 	return queryTurns(ctx, s.db, threadID)
 }
 
-func queryTurns(ctx context.Context, q querier, threadID string) ([]Turn, error) {
+func queryTurns(ctx context.Context, q querier, threadID string) ([]record.Turn, error) {
 	rows, err := q.QueryContext(ctx, `
 SELECT t.id, t.seq, t.status, t.stop_reason, t.answer, t.error, t.usage, t.cost, t.rounds, t.settlement_rounds, t.tool_steps, t.input, t.started, t.ended,
 	(SELECT p.pause FROM pauses p WHERE p.turn = t.id AND p.answered IS NULL)
@@ -198,9 +167,9 @@ FROM turns t WHERE t.thread = ? ORDER BY t.seq`, threadID)
 		return nil, fmt.Errorf("store: turns: %w", err)
 	}
 	defer rows.Close()
-	var turns []Turn
+	var turns []record.Turn
 	for rows.Next() {
-		t := Turn{ThreadID: threadID}
+		t := record.Turn{ThreadID: threadID}
 		var usage, input string
 		var started int64
 		var ended sql.NullInt64
@@ -220,8 +189,8 @@ FROM turns t WHERE t.thread = ? ORDER BY t.seq`, threadID)
 				return nil, fmt.Errorf("store: turn %s input: %w", t.ID, err)
 			}
 		}
-		if pause.Valid && t.Status == loop.StatusPaused {
-			t.Pause = new(loop.Pause)
+		if pause.Valid && t.Status == record.StatusPaused {
+			t.Pause = new(record.Pause)
 			if err := json.Unmarshal([]byte(pause.String), t.Pause); err != nil {
 				return nil, fmt.Errorf("store: turn %s pause: %w", t.ID, err)
 			}

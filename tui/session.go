@@ -92,7 +92,7 @@ func (b *Session) NewThread(ctx context.Context) (ThreadInfo, error) {
 		return ThreadInfo{}, sessionErr("new thread", err)
 	}
 	b.open(th.ID)
-	return ThreadInfo{ID: th.ID, Created: th.CreatedAt, Updated: th.UpdatedAt}, nil
+	return ThreadInfo{ID: th.ID, Created: th.Created, Updated: th.Updated}, nil
 }
 
 // Resume loads a stored thread and returns its history, the running or
@@ -108,7 +108,7 @@ func (b *Session) Resume(ctx context.Context, threadID string) (ThreadInfo, []ll
 		return ThreadInfo{}, nil, sessionErr("resume", err)
 	}
 	b.open(threadID)
-	info := ThreadInfo{ID: threadID, Created: snap.Thread.CreatedAt, Updated: snap.Thread.UpdatedAt, Turns: len(snap.Turns)}
+	info := ThreadInfo{ID: threadID, Created: snap.Thread.Created, Updated: snap.Thread.Updated, Turns: len(snap.Turns)}
 	for _, t := range snap.Turns {
 		if len(t.Input) > 0 {
 			info.Title = shorten(oneLine(t.Input[0].Text()), 60)
@@ -135,7 +135,7 @@ func (b *Session) Threads(ctx context.Context) ([]ThreadInfo, error) {
 			return nil, sessionErr("threads", err)
 		}
 		for _, t := range ts {
-			out = append(out, ThreadInfo{ID: t.ID, Created: t.CreatedAt, Updated: t.UpdatedAt})
+			out = append(out, ThreadInfo{ID: t.ID, Created: t.Created, Updated: t.Updated})
 		}
 	}
 	b.mu.Lock()
@@ -241,14 +241,14 @@ func (b *Session) Subscribe(ctx context.Context, threadID string) (Subscription,
 
 // activeEvents are the events that tell a new subscriber about turn t.
 func activeEvents(threadID string, t session.Turn) []event.Event {
-	evs := []event.Event{{Type: event.TurnStarted, Time: t.CreatedAt, ThreadID: threadID, TurnID: t.ID}}
+	evs := []event.Event{{Type: event.TurnStarted, Time: t.Started, ThreadID: threadID, TurnID: t.ID}}
 	if p := t.Pause; t.Status == session.TurnPaused && p != nil {
 		// As the engine announces a pause (loop/pause.go).
 		tp := &tool.Pause{Kind: p.Kind, Intro: p.Intro, Questions: p.Questions}
 		if p.Kind == tool.PauseApproval {
 			tp.Payload, _ = json.Marshal(map[string]string{"tool": p.Tool, "args": p.Args})
 		}
-		evs = append(evs, event.Event{Type: event.PauseRequested, Time: t.CreatedAt, ThreadID: threadID, TurnID: t.ID,
+		evs = append(evs, event.Event{Type: event.PauseRequested, Time: t.Started, ThreadID: threadID, TurnID: t.ID,
 			CallID: p.CallID, Name: p.Tool, Args: p.Args, Pause: tp})
 	}
 	return evs

@@ -51,10 +51,14 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			state, err := st.LoadPause(ctx, args[0])
+			raw, err := st.LoadPause(ctx, args[0])
 			if errors.Is(err, loop.ErrNotPaused) {
 				return usageError(fmt.Errorf("thread %s has no paused turn to answer", args[0]))
 			}
+			if err != nil {
+				return err
+			}
+			state, err := loop.ParseState(raw)
 			if err != nil {
 				return err
 			}
@@ -69,10 +73,10 @@ func newAnswerCmd() *cobra.Command {
 			p.thread, p.resume = snap.Thread, &resumeTurn{state: state, answer: ans}
 
 			if f.model == "" {
-				f.model = snap.Thread.Model
+				f.model = snap.Thread.Settings.Model
 			}
 			if f.workspace == "" {
-				f.workspace = snap.Thread.Workspace
+				f.workspace = snap.Thread.Settings.Workspace
 			}
 			cfg, err := loadConfig()
 			if err != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/session"
-	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tui"
 )
 
@@ -102,7 +102,7 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 		DisableTools: f.tools.suppressed, Approval: f.approval, MaxRounds: f.maxRounds}
 	// Composed now, so that a tool flag that cannot work is refused before
 	// the screen is taken; the chat's threads share the set.
-	if _, err := b.threadTools(ctx, session.Thread{Config: cfg}, f.approval); err != nil {
+	if _, err := b.threadTools(ctx, session.Thread{Settings: cfg}, f.approval); err != nil {
 		return usageError(err)
 	}
 	sched, err := session.New(session.Config{Store: session.NewSQLStore(st), Setup: b.setup})
@@ -134,6 +134,6 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 	return err
 }
 
-func threadInfo(t store.Thread) tui.ThreadInfo {
+func threadInfo(t record.Thread) tui.ThreadInfo {
 	return tui.ThreadInfo{ID: t.ID, Title: t.Title, Created: t.Created, Updated: t.Updated, Turns: t.Turns}
 }

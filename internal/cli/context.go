@@ -143,7 +143,7 @@ func threadContext(ctx context.Context, db, id, model string) ([]llm.Item, strin
 		return nil, "", err
 	}
 	if model == "" {
-		model = t.Model
+		model = t.Settings.Model
 	}
 	return loop.ContextOf(items), model, nil
 }

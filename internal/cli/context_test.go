@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"github.com/reinhq/rein/record"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,11 +76,11 @@ func TestContextCountsAStoredThreadFromItsLatestCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	th, err := st.CreateThread(ctx, store.Thread{Title: "t", Model: "anthropic:claude-sonnet-4-5"})
+	th, err := st.CreateThread(ctx, record.Thread{Title: "t", Settings: record.Settings{Model: "anthropic:claude-sonnet-4-5"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SaveTurn(ctx, store.Turn{ID: "turn_1", ThreadID: th.ID, Seq: 1, Status: loop.StatusCompleted}); err != nil {
+	if err := st.SaveTurn(ctx, record.Turn{ID: "turn_1", ThreadID: th.ID, Seq: 1, Status: loop.StatusCompleted}); err != nil {
 		t.Fatal(err)
 	}
 	items := []llm.Item{

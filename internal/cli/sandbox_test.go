@@ -253,7 +253,7 @@ func TestServeAppliesAThreadsSandboxMode(t *testing.T) {
 		{"thread_fa", "full-access", true},
 	}
 	for _, tt := range tests {
-		o, _, err := b.setup(t.Context(), session.Thread{ID: tt.thread, Config: session.ThreadConfig{Sandbox: tt.mode}})
+		o, _, err := b.setup(t.Context(), session.Thread{ID: tt.thread, Settings: session.ThreadConfig{Sandbox: tt.mode}})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.thread, err)
 		}
@@ -294,7 +294,7 @@ func TestServeSandboxFlagIsTheThreadsDefault(t *testing.T) {
 	}
 	for _, tt := range tests {
 		b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request", sandbox: tt.flag}, dir: dir, logw: io.Discard, st: st}
-		o, _, err := b.setup(t.Context(), session.Thread{ID: "thread_x", Config: session.ThreadConfig{Sandbox: tt.thread}})
+		o, _, err := b.setup(t.Context(), session.Thread{ID: "thread_x", Settings: session.ThreadConfig{Sandbox: tt.thread}})
 		b.close()
 		if err != nil {
 			t.Fatalf("--sandbox %q, thread %q: %v", tt.flag, tt.thread, err)

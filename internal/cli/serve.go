@@ -322,7 +322,7 @@ func (b *serveBackend) model(th session.Thread, spec provider.Spec) (modelCaps, 
 }
 
 func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Options, func(), error) {
-	c := th.Config
+	c := th.Settings
 	spec, err := b.spec(c)
 	if err != nil {
 		return loop.Options{}, nil, err
@@ -402,7 +402,7 @@ func grows(set *tool.Set) bool {
 // them in the thread's workspace the first time. A thread's runs are one
 // at a time, so two never compose a thread's own set at once.
 func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, approval string) (*threadTools, error) {
-	c := th.Config
+	c := th.Settings
 	dir, err := b.workspace(c)
 	if err != nil {
 		return nil, err

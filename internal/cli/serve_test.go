@@ -140,7 +140,7 @@ func TestServeComposesToolsOnce(t *testing.T) {
 	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st}
 	setup := func(id string, c session.ThreadConfig) loop.Options {
 		t.Helper()
-		o, release, err := b.setup(t.Context(), session.Thread{ID: id, Config: c})
+		o, release, err := b.setup(t.Context(), session.Thread{ID: id, Settings: c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +173,7 @@ func TestServeComposesToolsOnce(t *testing.T) {
 	if len(b.workspaces) != 0 {
 		t.Errorf("%d workspaces still open after close", len(b.workspaces))
 	}
-	if _, _, err := b.setup(t.Context(), session.Thread{ID: "thread_d", Config: session.ThreadConfig{Workspace: t.TempDir()}}); err == nil {
+	if _, _, err := b.setup(t.Context(), session.Thread{ID: "thread_d", Settings: session.ThreadConfig{Workspace: t.TempDir()}}); err == nil {
 		t.Error("a run set up after close, want an error")
 	}
 }

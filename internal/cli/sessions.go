@@ -2,9 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/protocol"
+	"github.com/reinhq/rein/record"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -34,7 +35,7 @@ func openStore(ctx context.Context, path string) (*store.Store, error) {
 // whether it is a new turn or the resume of a paused one.
 type persisted struct {
 	st      *store.Store
-	thread  store.Thread
+	thread  record.Thread
 	history []llm.Item
 	// resume continues a paused turn (rein answer); nil runs a new turn.
 	resume *resumeTurn
@@ -61,11 +62,10 @@ func openPersisted(ctx context.Context, s *turnSetup) (*persisted, error) {
 	}
 	p := &persisted{st: st}
 	if s.thread == "" {
-		p.thread, err = st.CreateThread(ctx, store.Thread{
-			Workspace: s.dir,
-			Model:     s.spec.String(),
-			Settings:  store.Settings{Approval: s.flags.approval, MaxRounds: s.flags.maxRounds, Instructions: s.flags.system},
-		})
+		p.thread, err = st.CreateThread(ctx, record.Thread{Settings: record.Settings{
+			Workspace: s.dir, Model: s.spec.String(),
+			Approval: s.flags.approval, MaxRounds: s.flags.maxRounds, Instructions: s.flags.system,
+		}})
 		if err != nil {
 			st.Close()
 			return nil, err
@@ -94,7 +94,7 @@ func openPersisted(ctx context.Context, s *turnSetup) (*persisted, error) {
 	return p, nil
 }
 
-func pauseCall(t *store.Turn) string {
+func pauseCall(t *record.Turn) string {
 	if t.Pause == nil {
 		return "?"
 	}
@@ -105,16 +105,20 @@ func pauseCall(t *store.Turn) string {
 // Every item is journaled as the engine produces it.
 func (p *persisted) run(ctx context.Context, engine *loop.Engine, prompt string) (*loop.Outcome, error) {
 	if r := p.resume; r != nil {
-		st, err := p.st.ResumeTurn(ctx, r.state.TurnID, r.answer.CallID)
+		raw, err := p.st.ResumeTurn(ctx, r.state.TurnID, r.answer.CallID)
 		if err != nil {
 			return nil, turnError(err)
+		}
+		st, err := loop.ParseState(raw)
+		if err != nil {
+			return nil, err
 		}
 		p.turnID = st.TurnID
 		out, err := engine.Resume(ctx, st, r.answer)
 		if out == nil {
 			// The answer was refused before anything ran: the turn waits
 			// as it did.
-			if serr := p.st.SavePause(context.WithoutCancel(ctx), st); serr != nil {
+			if serr := p.st.SavePause(context.WithoutCancel(ctx), st.TurnID, st.Pause, raw); serr != nil {
 				return nil, errors.Join(err, serr)
 			}
 			return nil, usageError(err)
@@ -123,7 +127,7 @@ func (p *persisted) run(ctx context.Context, engine *loop.Engine, prompt string)
 	}
 	// Claimed in one write of the store, whoever else runs the thread: a
 	// turn running in another process refuses this one.
-	turn := store.Turn{ID: loop.NewID("turn"), ThreadID: p.thread.ID, Started: time.Now()}
+	turn := record.Turn{ID: loop.NewID("turn"), ThreadID: p.thread.ID, Started: time.Now()}
 	c, err := p.st.ClaimTurn(ctx, turn)
 	if err != nil {
 		return nil, turnError(err)
@@ -161,7 +165,11 @@ func turnError(err error) error {
 // finish records how the turn ended, even when ctx was cancelled (an
 // interrupted turn is recorded too).
 func (p *persisted) finish(ctx context.Context, out *loop.Outcome) error {
-	if err := p.st.FinishTurn(context.WithoutCancel(ctx), out); err != nil {
+	rec, err := out.Record()
+	if err == nil {
+		err = p.st.FinishTurn(context.WithoutCancel(ctx), rec, out.Approved)
+	}
+	if err != nil {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("the turn ran but was not recorded: %w", err)}
 	}
 	return nil
@@ -205,13 +213,13 @@ func newSessionsCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				if threads == nil {
-					threads = []store.Thread{}
+				// The fields of thread/list's answer, in snake_case
+				// (docs/protocol.md).
+				res := protocol.ThreadListResult{Threads: make([]protocol.Thread, 0, len(threads)), NextCursor: next}
+				for _, t := range threads {
+					res.Threads = append(res.Threads, protocol.ThreadOf(t))
 				}
-				return json.NewEncoder(out).Encode(struct {
-					Threads    []store.Thread `json:"threads"`
-					NextCursor string         `json:"next_cursor,omitempty"`
-				}{threads, next})
+				return encodeSnake(out, res)
 			}
 			if len(threads) == 0 {
 				fmt.Fprintln(out, "no threads yet; rein run PROMPT starts one")
@@ -229,7 +237,7 @@ func newSessionsCmd() *cobra.Command {
 		},
 	}
 	list.Flags().IntVar(&limit, "limit", 50, "at most this many threads (0: all)")
-	list.Flags().BoolVar(&asJSON, "json", false, "print {threads, next_cursor} as JSON")
+	list.Flags().BoolVar(&asJSON, "json", false, "print {threads, next_cursor} as JSON: thread/list's fields in snake_case")
 
 	var showJSON bool
 	show := &cobra.Command{
@@ -250,13 +258,15 @@ func newSessionsCmd() *cobra.Command {
 				return err
 			}
 			if showJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(snap)
+				// The thread and turns with the protocol's fields in
+				// snake_case, the items whole (docs/protocol.md).
+				return encodeSnake(cmd.OutOrStdout(), protocol.ExportOf(snap.Thread, snap.Turns, snap.Items))
 			}
 			writeSnapshot(cmd.OutOrStdout(), snap)
 			return nil
 		},
 	}
-	show.Flags().BoolVar(&showJSON, "json", false, "print the thread, its turns and items as JSON")
+	show.Flags().BoolVar(&showJSON, "json", false, "print the thread, its turns and items as JSON (protocol.ThreadExport's fields in snake_case)")
 
 	rm := &cobra.Command{
 		Use:   "rm THREAD...",
@@ -274,8 +284,8 @@ func newSessionsCmd() *cobra.Command {
 // items — user input, answers, calls with their arguments, results.
 func writeSnapshot(w io.Writer, snap *store.Snapshot) {
 	t := snap.Thread
-	fmt.Fprintf(w, "thread %s · %s · %s\n", t.ID, t.Model, t.Workspace)
-	turns := make(map[string]*store.Turn, len(snap.Turns))
+	fmt.Fprintf(w, "thread %s · %s · %s\n", t.ID, t.Settings.Model, t.Settings.Workspace)
+	turns := make(map[string]*record.Turn, len(snap.Turns))
 	for i := range snap.Turns {
 		turns[snap.Turns[i].ID] = &snap.Turns[i]
 	}

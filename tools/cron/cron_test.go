@@ -3,6 +3,7 @@ package cron
 import (
 	"context"
 	"encoding/json"
+	"github.com/reinhq/rein/record"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func openStore(t *testing.T) *store.Store {
 
 func newThread(t *testing.T, st *store.Store) string {
 	t.Helper()
-	th, err := st.CreateThread(context.Background(), store.Thread{})
+	th, err := st.CreateThread(context.Background(), record.Thread{})
 	if err != nil {
 		t.Fatal(err)
 	}

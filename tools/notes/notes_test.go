@@ -3,6 +3,7 @@ package notes
 import (
 	"context"
 	"encoding/json"
+	"github.com/reinhq/rein/record"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -40,7 +41,7 @@ func item(turn, id string, role llm.Role, origin llm.Origin, text string, calls 
 func conversation(t *testing.T, st *store.Store) string {
 	t.Helper()
 	ctx := context.Background()
-	th, err := st.CreateThread(ctx, store.Thread{})
+	th, err := st.CreateThread(ctx, record.Thread{})
 	if err != nil {
 		t.Fatal(err)
 	}

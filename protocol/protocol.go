@@ -1,4 +1,4 @@
-package server
+package protocol
 
 import (
 	"time"
@@ -198,7 +198,11 @@ type ApprovalAnswerParams struct {
 
 // Thread is a thread on the wire.
 type Thread struct {
-	ID           string    `json:"id"`
+	ID string `json:"id"`
+	// Title is the thread's first user message, shortened; TurnCount
+	// counts its turns. Both are set where the store keeps them.
+	Title        string    `json:"title,omitempty"`
+	TurnCount    int       `json:"turnCount,omitempty"`
 	Workspace    string    `json:"workspace,omitempty"`
 	Model        string    `json:"model,omitempty"`
 	Instructions string    `json:"instructions,omitempty"`

@@ -1,0 +1,118 @@
+package protocol
+
+import (
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/record"
+)
+
+// The records of package record on the wire. They are the one place the
+// protocol's spelling of a record is decided: camelCase fields, and a
+// running turn's status spelled inProgress.
+
+// StatusInProgress is how the protocol spells record.StatusRunning.
+const StatusInProgress = "inProgress"
+
+// StatusOf is a turn status on the wire.
+func StatusOf(s record.Status) string {
+	if s == record.StatusRunning {
+		return StatusInProgress
+	}
+	return string(s)
+}
+
+// ThreadOf is a thread on the wire.
+func ThreadOf(th record.Thread) Thread {
+	c := th.Settings
+	return Thread{
+		ID: th.ID, Workspace: c.Workspace, Model: c.Model, Instructions: c.Instructions,
+		EnableTools: c.EnableTools, DisableTools: c.DisableTools, Approval: c.Approval, Sandbox: c.Sandbox, MaxRounds: c.MaxRounds,
+		Approved: c.Approved, CreatedAt: th.Created, UpdatedAt: th.Updated, Title: th.Title, TurnCount: th.Turns,
+	}
+}
+
+// ReadOf is a thread read whole on the wire: the thread, its turns and
+// its items in history order.
+func ReadOf(th record.Thread, turns []record.Turn, items []llm.Item) ThreadReadResult {
+	out := ThreadReadResult{Thread: ThreadOf(th), Turns: make([]Turn, 0, len(turns)), Items: make([]Item, 0, len(items))}
+	for i := range turns {
+		out.Turns = append(out.Turns, TurnOf(&turns[i]))
+	}
+	for i := range items {
+		out.Items = append(out.Items, ItemOf(&items[i]))
+	}
+	return out
+}
+
+// TurnOf is a turn on the wire.
+func TurnOf(t *record.Turn) Turn {
+	return Turn{
+		ID: t.ID, ThreadID: t.ThreadID, Status: StatusOf(t.Status), StopReason: string(t.StopReason), Answer: t.Answer,
+		Rounds: t.Rounds, SettlementRounds: t.SettlementRounds, ToolSteps: t.ToolSteps,
+		Usage: UsageOf(t.Usage), Cost: t.Cost, Error: t.Error,
+	}
+}
+
+// UsageOf is a model usage on the wire.
+func UsageOf(u llm.Usage) Usage {
+	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedInputTokens: u.CachedInputTokens, ReasoningTokens: u.ReasoningTokens}
+}
+
+// ItemOf is a history item on the wire: a completed item.
+func ItemOf(it *llm.Item) Item {
+	w := Item{ID: it.ID, TurnID: it.TurnID, Origin: string(it.Origin), Status: "completed"}
+	switch it.Role {
+	case llm.RoleAssistant:
+		w.Type = ItemAgentMessage
+	case llm.RoleTool:
+		w.Type = ItemToolResult
+	default:
+		w.Type = ItemUserMessage
+	}
+	for _, p := range it.Parts {
+		switch p.Kind {
+		case llm.PartText:
+			w.Text += p.Text
+		case llm.PartReasoning:
+			w.Thinking += p.Text
+		case llm.PartCall:
+			if p.Call != nil {
+				w.Calls = append(w.Calls, Call{ID: p.Call.ID, Name: p.Call.Name, Arguments: p.Call.Args})
+			}
+		case llm.PartResult:
+			if r := p.Result; r != nil {
+				w.Result = &Result{CallID: r.CallID, Name: r.Name, Content: r.Content, Status: string(r.Status)}
+			}
+		}
+	}
+	return w
+}
+
+// ThreadExport is a thread as `rein sessions show --json` prints it: the
+// thread and its turns as the protocol spells them, and its items whole,
+// in their stored form (llm.Item), for a tool that replays or checks the
+// history; Item, which thread/read answers, is a view of one.
+type ThreadExport struct {
+	Thread Thread     `json:"thread"`
+	Turns  []Turn     `json:"turns"`
+	Items  []llm.Item `json:"items"`
+}
+
+// Last returns the thread's latest turn, or nil when it has none.
+func (e *ThreadExport) Last() *Turn {
+	if len(e.Turns) == 0 {
+		return nil
+	}
+	return &e.Turns[len(e.Turns)-1]
+}
+
+// ExportOf is a thread with its turns and items, for ThreadExport.
+func ExportOf(th record.Thread, turns []record.Turn, items []llm.Item) ThreadExport {
+	out := ThreadExport{Thread: ThreadOf(th), Turns: make([]Turn, 0, len(turns)), Items: items}
+	for i := range turns {
+		out.Turns = append(out.Turns, TurnOf(&turns[i]))
+	}
+	if out.Items == nil {
+		out.Items = []llm.Item{}
+	}
+	return out
+}

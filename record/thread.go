@@ -1,0 +1,33 @@
+package record
+
+import "time"
+
+// Thread is a conversation: its settings and a summary of its turns.
+type Thread struct {
+	ID string
+	// Title is the thread's first user message, shortened.
+	Title    string
+	Created  time.Time
+	Updated  time.Time
+	Settings Settings
+	// Turns counts the thread's turns (read only: the store counts them).
+	Turns int
+}
+
+// Settings are what a thread's turns start from (DESIGN §9, thread/start).
+// Empty fields take the defaults of whoever runs the turn.
+type Settings struct {
+	// Workspace is the directory the file tools may use.
+	Workspace string
+	// Model is PROVIDER:MODEL.
+	Model        string
+	Instructions string
+	EnableTools  []string
+	DisableTools []string
+	Approval     string
+	Sandbox      string
+	MaxRounds    int
+	// Approved are the tools the user approved for the whole thread; each
+	// turn's end brings them up to date.
+	Approved []string
+}

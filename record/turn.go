@@ -1,0 +1,42 @@
+package record
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// Turn is one turn of a thread: how it stands or how it ended.
+type Turn struct {
+	ID       string
+	ThreadID string
+	// Seq is the turn's place in its thread, from 1 (set by the store).
+	Seq        int
+	Status     Status
+	StopReason StopReason
+	Answer     string
+	// Error is the error of a failed turn, as text.
+	Error string
+	Usage llm.Usage
+	Cost  float64
+	// Rounds counts model calls; SettlementRounds those after the
+	// exploration budget; ToolSteps the rounds whose calls were dispatched.
+	Rounds           int
+	SettlementRounds int
+	ToolSteps        int
+	// Input is the user input that starts the turn: one item, or the
+	// steered items that arrived as the turn before it ended. The store
+	// keeps it only while the turn is queued; then it is in the history.
+	Input   []llm.Item
+	Started time.Time
+	// Ended is zero while the turn runs.
+	Ended time.Time
+	// Pause is what a paused turn waits for.
+	Pause *Pause
+	// State is a paused turn's engine state, the JSON of a loop.State:
+	// everything needed to resume it in this process or another. The store
+	// keeps it whole; lists of turns leave it out (it holds the whole
+	// history).
+	State json.RawMessage
+}
