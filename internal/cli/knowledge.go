@@ -151,16 +151,17 @@ func (k *knowledge) prompt(ctx context.Context, set *tool.Set, logw io.Writer) s
 }
 
 // seed returns the user's message with the knowledge seed of the turn's
-// attached bases appended, and reports its sources on h (DESIGN §7.3). It
+// attached bases appended, and reports its sources on h (DESIGN §7.3) as
+// an event of turn turnID ("" when the turn has no id yet). It
 // seeds only when rag is mounted, so a base the gate refused is not read.
-func (k *knowledge) seed(ctx context.Context, set *tool.Set, message, threadID string, h event.Handler) string {
+func (k *knowledge) seed(ctx context.Context, set *tool.Set, message, threadID, turnID string, h event.Handler) string {
 	if _, ok := set.Get(kb.RagName); !ok || k.st == nil {
 		return message
 	}
 	s := kb.Seed(ctx, k.st, k.kbs, message)
 	if h != nil && (len(s.Sources) > 0 || len(s.Failed) > 0) {
 		e := s.Event()
-		e.ThreadID, e.Time = threadID, time.Now()
+		e.ThreadID, e.TurnID, e.Time = threadID, turnID, time.Now()
 		h.Handle(e)
 	}
 	return kb.WithSeed(message, s)

@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -203,7 +204,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		return usageError(err)
 	}
 	defer rec.close(cmd.ErrOrStderr())
-	tk := &traceKeeper{}
+	tk := &session.TraceKeeper{}
 	o.Events = event.Multi(o.Events, rec.handler, tk)
 	engine, err := loop.New(o)
 	if err != nil {
@@ -213,7 +214,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	prompt := s.prompt
 	if k := s.flags.tools.loaded; k != nil && p.resume == nil {
 		// The first user message of the turn carries the knowledge seed.
-		prompt = k.seed(ctx, o.Tools, prompt, p.thread.ID, o.Events)
+		prompt = k.seed(ctx, o.Tools, prompt, p.thread.ID, "", o.Events)
 	}
 	outcome, err := p.run(ctx, engine, prompt)
 	if err != nil {
@@ -227,7 +228,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	if err := p.finish(ctx, outcome); err != nil {
 		return err
 	}
-	if err := tk.keep(ctx, p.st, p.thread.ID); err != nil {
+	if err := tk.Keep(ctx, p.st, p.thread.ID); err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "rein: the turn's trace was not kept: %v\n", err)
 	}
 	if jl != nil {

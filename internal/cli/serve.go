@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
@@ -20,6 +21,7 @@ import (
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/cron"
 	"github.com/reinhq/rein/tools/mcp"
@@ -126,13 +128,13 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		defer mcpm.Close()
 	}
 	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm}
-	// After the scheduler's Close (deferred below, so run first): no run
-	// uses a workspace any more.
-	defer b.close()
-	sched, err := session.New(session.Config{Store: session.NewSQLStore(st), Setup: b.setup})
+	sched, stop, err := b.runtime(ctx, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
+	// Run after the cron's stop below: no job starts a turn on a closed
+	// scheduler.
+	defer stop()
 	// Scheduled messages (the cron tool) run while the server runs; what
 	// fell due while it was down runs once now and is reported.
 	cronCtx, stopCron := context.WithCancel(ctx)
@@ -155,11 +157,6 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	defer func() {
 		stopCron()
 		<-cronDone
-	}()
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		sched.Close(cctx)
 	}()
 	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins})
 	if err != nil {
@@ -217,6 +214,10 @@ type serveBackend struct {
 	// secrets is where the runs' redactors get the config file's secrets
 	// (secretSource), read on the first run.
 	secrets *secretSource
+	// export is the OpenTelemetry export of the runtime (nil: none), and
+	// handlers its event handlers by model spec (telemetryFor).
+	export   *telemetry.Export
+	handlers map[string]event.Handler
 }
 
 // secretSource returns the config file's secret source, read once.
@@ -332,10 +333,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 		return loop.Options{}, nil, err
 	}
 	m := mc.m
-	approval := c.Approval
-	if approval == "" {
-		approval = b.f.approval
-	}
+	approval := b.approval(c)
 	tt, err := b.threadTools(ctx, th, approval)
 	if err != nil {
 		return loop.Options{}, nil, err
@@ -359,7 +357,19 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 		return loop.Options{}, nil, err
 	}
 	streamCaps(&o, b.cfg)
+	if o.Events, err = b.telemetryFor(spec); err != nil {
+		return loop.Options{}, nil, err
+	}
 	return o, nil, nil
+}
+
+// approval is the approval policy of the thread's runs: its own, else the
+// default.
+func (b *serveBackend) approval(c session.ThreadConfig) string {
+	if c.Approval != "" {
+		return c.Approval
+	}
+	return b.f.approval
 }
 
 // threadTools is a composed tool set and what its system prompt is made of
