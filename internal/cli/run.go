@@ -37,6 +37,15 @@ func newRunCmd() *cobra.Command {
 			if prompt == "" {
 				return usageError(errors.New("the prompt is empty; say what the agent should do"))
 			}
+			if thread != "" {
+				th, err := threadSettings(cmd.Context(), f.db, thread)
+				if err != nil {
+					return err
+				}
+				if err := f.adopt(cmd, th); err != nil {
+					return usageError(err)
+				}
+			}
 			cfg, err := loadConfig()
 			if err != nil {
 				return usageError(err)
@@ -57,7 +66,7 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&thread, "thread", "", "continue the thread ID (its history and approved tools)")
+	cmd.Flags().StringVar(&thread, "thread", "", "continue the thread ID: its history, approved tools, workspace, model, approval policy and sandbox mode")
 	return cmd
 }
 
@@ -97,6 +106,10 @@ type turnSetup struct {
 // applyCaps sets the price and the context window of a real model.
 func applyCaps(o *loop.Options, s *turnSetup) error {
 	if s.caps == nil || s.spec.Provider == "scripted" {
+		if s.flags.maxCost > 0 {
+			// Never a budget silently not kept.
+			return fmt.Errorf("--max-cost needs a price for %s, and none is known; drop --max-cost, or budget the turn with --max-tokens or --timeout", s.spec)
+		}
 		return nil
 	}
 	o.Price = s.caps.LoopPrice()

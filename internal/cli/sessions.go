@@ -64,7 +64,8 @@ func openPersisted(ctx context.Context, s *turnSetup) (*persisted, error) {
 		p.thread, err = st.CreateThread(ctx, store.Thread{
 			Workspace: s.dir,
 			Model:     s.spec.String(),
-			Settings:  store.Settings{Approval: s.flags.approval, MaxRounds: s.flags.maxRounds, Instructions: s.flags.system},
+			Settings: store.Settings{Approval: s.flags.approval, Sandbox: s.flags.tools.sandbox, MaxRounds: s.flags.maxRounds,
+				Instructions: s.flags.system},
 		})
 		if err != nil {
 			st.Close()
