@@ -40,6 +40,8 @@ func (k *TraceKeeper) Handle(e event.Event) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.turn == "" {
+		// The first event that names the turn: an event before the engine
+		// starts (the knowledge seed's sources) may not.
 		k.turn = e.TurnID
 	}
 	k.events = append(k.events, b)
