@@ -46,6 +46,9 @@ type serveFlags struct {
 	// allowedHosts and allowedOrigins are what the WebSocket endpoint
 	// answers besides loopback names and its own origin.
 	allowedHosts, allowedOrigins []string
+	// kbs are the knowledge bases every thread's turns attach: rag and
+	// kb_files, and the seed of each turn's first message.
+	kbs []string
 }
 
 func newServeCmd() *cobra.Command {
@@ -106,6 +109,7 @@ func newServeCmd() *cobra.Command {
 			"full-access (commands on the host with the network, without asking)")
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, "the exploration budget of threads that name none")
 	fl.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "a Host name (NAME or NAME:PORT) to answer besides loopback ones, such as the name a proxy forwards; repeatable")
+	fl.StringArrayVar(&f.kbs, "kb", nil, "attach the knowledge base NAME to every thread (mounts rag and kb_files, seeds each turn); repeatable")
 	fl.StringArrayVar(&f.allowedOrigins, "allowed-origin", nil, "an origin (scheme://host[:port]) whose web pages may connect besides the server's own; repeatable")
 	return cmd
 }
@@ -435,7 +439,7 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 	if err != nil {
 		return nil, err
 	}
-	tf := &toolFlags{capability: defaultCapability}
+	tf := &toolFlags{capability: defaultCapability, kbs: b.f.kbs}
 	if b.compose != nil {
 		tf = new(*b.compose)
 	}
