@@ -68,7 +68,7 @@ func newAnswerCmd() *cobra.Command {
 			}
 			p.thread, p.resume = snap.Thread, &resumeTurn{state: state, answer: ans}
 
-			if err := f.adopt(cmd, snap.Thread); err != nil {
+			if err := f.adopt(cmd, snap.Thread, true); err != nil {
 				return usageError(err)
 			}
 			cfg, err := loadConfig()

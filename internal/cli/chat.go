@@ -36,6 +36,17 @@ func newChatCmd() *cobra.Command {
 			if f.json {
 				return usageError(errors.New("--json is for rein run; chat is interactive"))
 			}
+			if thread != "" {
+				// Checked before the terminal: a flag that contradicts the
+				// thread is wrong wherever chat runs.
+				th, err := threadSettings(cmd.Context(), f.db, thread)
+				if err != nil {
+					return err
+				}
+				if err := f.adopt(cmd, th, false); err != nil {
+					return usageError(err)
+				}
+			}
 			if !isTerminal(os.Stdin) || !isTerminal(cmd.OutOrStdout()) {
 				return usageError(errors.New("chat needs a terminal; for one turn without one, use rein run"))
 			}

@@ -42,7 +42,7 @@ func newRunCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := f.adopt(cmd, th); err != nil {
+				if err := f.adopt(cmd, th, true); err != nil {
 					return usageError(err)
 				}
 			}

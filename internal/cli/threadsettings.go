@@ -18,9 +18,10 @@ import (
 // runs with them from any directory and through any door. adopt sets the
 // flags a command did not give from the thread th, and refuses a
 // workspace, approval policy or sandbox mode that contradicts it, saying
-// what the thread has and how to go on. Another --model is the one
-// exception: it runs this turn, and says so.
-func (f *turnFlags) adopt(cmd *cobra.Command, th store.Thread) error {
+// what the thread has and how to go on. Another --model runs the one turn
+// of run or answer, and says so (modelPerTurn); chat, whose turns all run
+// on the thread's model, refuses it too.
+func (f *turnFlags) adopt(cmd *cobra.Command, th store.Thread, modelPerTurn bool) error {
 	changed := cmd.Flags().Changed
 	contradicts := func(flag, given, kept string) error {
 		return fmt.Errorf("--%s %s: thread %s keeps %s %s; drop --%s to continue it, or start a new thread with rein run --%s %s PROMPT",
@@ -37,6 +38,9 @@ func (f *turnFlags) adopt(cmd *cobra.Command, th store.Thread) error {
 		if !changed("model") {
 			f.model = th.Model
 		} else if spec, err := provider.ParseSpec(f.model); err == nil && spec.String() != th.Model {
+			if !modelPerTurn {
+				return contradicts("model", f.model, th.Model)
+			}
 			// Another model for one turn is safe and explicit: the history
 			// is the thread's whatever answers it. Said, not silent.
 			fmt.Fprintf(cmd.ErrOrStderr(), "rein: thread %s runs on %s; this turn runs on %s, as --model asks\n", th.ID, th.Model, spec)

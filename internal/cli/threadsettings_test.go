@@ -86,3 +86,38 @@ func TestMaxCostWithoutAPriceIsRefused(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 and what --max-cost needs", code, stderr)
 	}
 }
+
+// TestChatThreadRefusesContradictingFlags: chat --thread refuses a flag
+// that contradicts the thread, the model too (every chat turn runs on the
+// thread's), before it asks for a terminal.
+func TestChatThreadRefusesContradictingFlags(t *testing.T) {
+	clearKeys(t)
+	db := filepath.Join(t.TempDir(), "rein.db")
+	ws := t.TempDir()
+	script := writeScript(t, "rounds:\n  - text: hello\n")
+	code, stdout, stderr := runMain(t, context.Background(), "run", "--json", "--db", db, "--workspace", ws, "--model", "scripted:"+script, "hi")
+	if code != ExitCompleted {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var out struct {
+		ThreadID string `json:"thread_id"`
+	}
+	json.Unmarshal([]byte(lines[len(lines)-1]), &out)
+	other := writeScript(t, "rounds:\n  - text: other\n")
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"another workspace", []string{"--workspace", t.TempDir()}, "keeps workspace " + ws},
+		{"another model", []string{"--model", "scripted:" + other}, "keeps model scripted:" + script},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runMain(t, context.Background(), append([]string{"chat", "--db", db, "--thread", out.ThreadID}, tt.args...)...)
+			if code != ExitUsage || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tt.want)
+			}
+		})
+	}
+}
