@@ -77,16 +77,3 @@ func (d *deferredLoader) Run(ctx context.Context, c tool.Call) (tool.Output, err
 	}
 	return live.Run(ctx, c)
 }
-
-// manifestBlock is the system prompt's list of the deferred tools the turn
-// may load.
-func manifestBlock(o *mcp.Offer) string {
-	if o == nil {
-		return ""
-	}
-	man := o.Manifest()
-	if man == "" {
-		return ""
-	}
-	return "## extended tools\nThese tools are available but not loaded; call load_tools with their names to use them (from your next step on).\n" + man
-}

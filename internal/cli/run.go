@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
@@ -151,7 +152,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	defer ws.Close()
 
 	o := s.flags.options()
-	o.Redact = newSecretSource(s.cfg).redact(s.dir)
+	o.Redact = agent.NewSecrets(s.cfg).Redactor(s.dir)
 	o.Model = s.model
 	o.ModelName = s.spec.Model
 	if s.spec.Provider == "scripted" {
@@ -191,7 +192,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		if capability != nil && capability.Prompt != "" {
 			o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
 		}
-		o.System = joinPrompt(o.System, s.flags.tools.loaded.prompt(cmd.Context(), set, cmd.ErrOrStderr()))
+		o.System = agent.JoinPrompt(o.System, s.flags.tools.loaded.Prompt(cmd.Context(), set, cmd.ErrOrStderr()))
 	}
 
 	var h *human
@@ -227,7 +228,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	prompt := s.prompt
 	if k := s.flags.tools.loaded; k != nil && p.resume == nil {
 		// The first user message of the turn carries the knowledge seed.
-		prompt = k.seed(ctx, o.Tools, prompt, p.thread.ID, "", o.Events)
+		prompt = k.Seed(ctx, o.Tools, prompt, p.thread.ID, "", o.Events)
 	}
 	outcome, err := p.run(ctx, engine, prompt)
 	if err != nil {

@@ -109,7 +109,7 @@ func (b *serveBackend) seed(ctx context.Context, th session.Thread, o loop.Optio
 	if err != nil || tt.k == nil {
 		return in
 	}
-	seeded := tt.k.seed(ctx, o.Tools, text, th.ID, turnID, o.Events)
+	seeded := tt.k.Seed(ctx, o.Tools, text, th.ID, turnID, o.Events)
 	if seeded == text {
 		return in
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
@@ -215,21 +216,21 @@ type serveBackend struct {
 	// thread.
 	workspaces map[string]*sandbox.Workspace // by directory
 	closed     bool
-	// secrets is where the runs' redactors get the config file's secrets
-	// (secretSource), read on the first run.
-	secrets *secretSource
+	// secrets is where the runs' redactors get the config file's secrets,
+	// read on the first run.
+	secrets *agent.Secrets
 	// export is the OpenTelemetry export of the runtime (nil: none), and
 	// handlers its event handlers by model spec (telemetryFor).
 	export   *telemetry.Export
 	handlers map[string]event.Handler
 }
 
-// secretSource returns the config file's secret source, read once.
-func (b *serveBackend) secretSource() *secretSource {
+// secretSource returns the config file's secrets, read once.
+func (b *serveBackend) secretSource() *agent.Secrets {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.secrets == nil {
-		b.secrets = newSecretSource(b.cfg)
+		b.secrets = agent.NewSecrets(b.cfg)
 	}
 	return b.secrets
 }
@@ -347,7 +348,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 		maxRounds = b.f.maxRounds
 	}
 	o := b.base
-	o.Model, o.ModelName, o.Tools, o.System, o.MaxRounds, o.Policy = m, spec.Model, tt.set, joinPrompt(c.Instructions, tt.prompt(ctx, b.logw)), maxRounds, tool.Policy(approval)
+	o.Model, o.ModelName, o.Tools, o.System, o.MaxRounds, o.Policy = m, spec.Model, tt.set, agent.JoinPrompt(c.Instructions, tt.prompt(ctx, b.logw)), maxRounds, tool.Policy(approval)
 	if spec.Provider == "scripted" {
 		o.ModelName = ""
 	}
@@ -356,7 +357,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	if err != nil {
 		return loop.Options{}, nil, err
 	}
-	o.Redact = b.secretSource().redact(dir)
+	o.Redact = b.secretSource().Redactor(dir)
 	if err := applyCaps(&o, &turnSetup{flags: &turnFlags{maxCost: b.base.Budget.Cost}, spec: spec, caps: &mc.caps}); err != nil {
 		return loop.Options{}, nil, err
 	}
@@ -387,14 +388,14 @@ func (b *serveBackend) approval(c session.ThreadConfig) string {
 type threadTools struct {
 	set       *tool.Set
 	capPrompt string
-	k         *knowledge
+	k         *agent.Knowledge
 }
 
 // prompt is the system prompt of a turn: the knowledge's part is read
 // again each time, so that a memory written, or an AGENTS.md edited, during
 // a thread shows from its next turn on.
 func (tt *threadTools) prompt(ctx context.Context, logw io.Writer) string {
-	return joinPrompt(tt.capPrompt, tt.k.prompt(ctx, tt.set, logw))
+	return agent.JoinPrompt(tt.capPrompt, tt.k.Prompt(ctx, tt.set, logw))
 }
 
 // toolsKey is what a composition depends on besides the server's flags.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
@@ -53,7 +54,7 @@ type toolFlags struct {
 	offer *mcp.Offer
 	// loaded is the knowledge composeTools read, for the system prompt and
 	// the seed.
-	loaded *knowledge
+	loaded *agent.Knowledge
 	// sandboxOpts are the config's [sandbox] settings, set by the command
 	// before composing: the limits of exec's runner. The workspace given
 	// to composeTools must have been opened with the same (its deny list).
@@ -212,12 +213,12 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 	if f.mcp != nil {
 		f.offer = f.mcp.Offer(mode == sandbox.ModeReadOnly)
 	}
-	k, err := loadKnowledge(ctx, f, ws)
+	k, err := agent.LoadKnowledge(ctx, ws, agent.KnowledgeConfig{Store: f.st, KBs: f.kbs, Attach: f.attach, Offer: f.offer})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	f.loaded = k
-	for _, t := range k.tools() {
+	for _, t := range k.Tools() {
 		reg.Add(t)
 	}
 	var loader *deferredLoader
@@ -232,7 +233,7 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 		maps.Copy(held, f.offer.Withheld())
 	}
 	gates := f.gates()
-	maps.Copy(gates, k.gates())
+	maps.Copy(gates, k.Gates())
 	gates[tool.HasDeferredTools] = tool.On(loader != nil)
 	set, rep := tool.Compose(ctx, tool.Composition{
 		Registry:   reg,
