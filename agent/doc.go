@@ -1,8 +1,11 @@
 // Package agent assembles what a turn needs, the same for every door
-// (rein run, answer, chat, serve, and library users): the knowledge a
-// turn reads beyond its history — its prompt blocks, tools, gates and the
-// seed of the first user message — and the secrets its redactor hides.
+// (rein run, answer, chat, serve, and library users): the tools composed
+// from plain switches in the workspace under the sandbox mode and approval
+// policy, exec gated on what this machine can isolate (Compose); the
+// knowledge a turn reads beyond its history — its prompt blocks, tools,
+// gates and the seed of the first user message (Knowledge); and the
+// secrets its redactor hides (Secrets).
 //
 // It is where the assembly of a turn moves out of the command line
-// (issue 12 §1): composition, exec gating and per-thread setup follow.
+// (issue 12 §1); the per-thread setup (model, price, window) follows.
 package agent
