@@ -98,7 +98,13 @@ func (b *serveBackend) telemetryFor(spec provider.Spec) (event.Handler, error) {
 // or a thread whose tools cannot be composed (its run fails anyway), is
 // left as it is.
 func (b *serveBackend) seed(ctx context.Context, th session.Thread, o loop.Options, turnID string, in []llm.Item) []llm.Item {
-	if len(in) == 0 || in[0].Role != llm.RoleUser {
+	kbs := b.f.kbs
+	if b.compose != nil {
+		kbs = b.compose.kbs
+	}
+	if len(kbs) == 0 || len(in) == 0 || in[0].Role != llm.RoleUser {
+		// No base attached: nothing to seed, and no second look at the
+		// thread's tools.
 		return in
 	}
 	text := in[0].Text()
