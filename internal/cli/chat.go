@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
@@ -65,7 +66,7 @@ func newChatCmd() *cobra.Command {
 				return usageError(err)
 			}
 			o := f.options()
-			if err := applyCaps(&o, &turnSetup{flags: &f, spec: spec, caps: &r.Caps}); err != nil {
+			if err := agent.ApplyModel(&o, spec, &r.Caps, cfg); err != nil {
 				return usageError(err)
 			}
 			dir, err := f.workspaceDir()

@@ -104,42 +104,6 @@ type turnSetup struct {
 	caps *provider.Capabilities
 }
 
-// applyCaps sets the price and the context window of a real model.
-func applyCaps(o *loop.Options, s *turnSetup) error {
-	if s.caps == nil || s.spec.Provider == "scripted" {
-		if s.flags.maxCost > 0 {
-			// Never a budget silently not kept.
-			return fmt.Errorf("--max-cost needs a price for %s, and none is known; drop --max-cost, or budget the turn with --max-tokens or --timeout", s.spec)
-		}
-		return nil
-	}
-	o.Price = s.caps.LoopPrice()
-	if s.flags.maxCost > 0 && o.Price == (loop.Price{}) {
-		return fmt.Errorf("--max-cost needs a price for %s; set one in the config file (rein models shows what is known)", s.spec)
-	}
-	caps := *s.caps
-	// Reserve what a call may really produce, not the model's maximum.
-	if o.MaxOutputTokens > 0 {
-		caps.MaxOutput = o.MaxOutputTokens
-	} else if caps.MaxOutput > 16_384 {
-		caps.MaxOutput = 16_384
-	}
-	w, err := windowFor(s.spec, caps)
-	if err != nil {
-		return fmt.Errorf("context window for %s: %w", s.spec, err)
-	}
-	o.Window = w
-	return nil
-}
-
-// streamCaps sets the caps of the config file's [stream] table; a table
-// left out keeps the engine's defaults.
-func streamCaps(o *loop.Options, f *config.File) {
-	if f != nil {
-		o.MaxRoundOutput, o.MaxCallArgs = f.Stream.MaxRoundOutput, f.Stream.MaxCallArguments
-	}
-}
-
 // runTurn runs one turn and reports it as text or JSON Lines, returning an
 // exit code error for anything but a completed turn.
 func runTurn(cmd *cobra.Command, s turnSetup) error {
@@ -158,10 +122,9 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	if s.spec.Provider == "scripted" {
 		o.ModelName = ""
 	}
-	if err := applyCaps(&o, &s); err != nil {
+	if err := agent.ApplyModel(&o, s.spec, s.caps, s.cfg); err != nil {
 		return usageError(err)
 	}
-	streamCaps(&o, s.cfg)
 	// The store comes first: the knowledge tools and their gates read it.
 	p, err := openPersisted(cmd.Context(), &s)
 	if err != nil {

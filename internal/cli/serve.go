@@ -358,10 +358,9 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 		return loop.Options{}, nil, err
 	}
 	o.Redact = b.secretSource().Redactor(dir)
-	if err := applyCaps(&o, &turnSetup{flags: &turnFlags{maxCost: b.base.Budget.Cost}, spec: spec, caps: &mc.caps}); err != nil {
+	if err := agent.ApplyModel(&o, spec, &mc.caps, b.cfg); err != nil {
 		return loop.Options{}, nil, err
 	}
-	streamCaps(&o, b.cfg)
 	if o.Events, err = b.telemetryFor(spec); err != nil {
 		return loop.Options{}, nil, err
 	}
