@@ -32,7 +32,25 @@ type Config struct {
 	SubscriberBuffer int
 	// Now returns the current time (tests). Default time.Now.
 	Now func() time.Time
+	// Traces, when not nil, keeps the events of every run (streamed deltas
+	// left out) when the run ends, so that a turn of any door can be
+	// looked at later (rein trace THREAD). A failed write costs only the
+	// trace: the thread's subscribers get a warning.
+	Traces TraceStore
+	// Events, when not nil, receives the events of every run besides the
+	// thread's subscribers: what watches every turn of the runtime, such
+	// as OpenTelemetry export.
+	Events event.Handler
+	// Input, when not nil, rewrites a new turn's input just before the
+	// engine runs it, given the run's options: the knowledge seed of the
+	// attached bases joins the first user message there. A resumed or
+	// compacted turn is not rewritten.
+	Input Input
 }
+
+// Input rewrites the input of turn turnID of thread th before the engine
+// runs it; o are the run's options (its tools and event handler).
+type Input func(ctx context.Context, th Thread, o loop.Options, turnID string, input []llm.Item) []llm.Item
 
 // Scheduler runs the turns of many threads: one at a time per thread, any
 // number of threads at once. Each thread with work has one goroutine, owned

@@ -262,12 +262,20 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 
 	var out *loop.Outcome
 	tail := &settle{hub: &th.hub}
+	var keeper *TraceKeeper
+	if s.c.Traces != nil {
+		keeper = &TraceKeeper{}
+	}
 	o, release, err := s.c.Setup(ctx, info)
 	if err == nil {
 		o.Steer = &t.inbox
 		o.Journal = s.c.Store
 		o.Waiter = nil
-		o.Events = event.Multi(o.Events, tail)
+		hs := []event.Handler{o.Events, s.c.Events, tail}
+		if keeper != nil {
+			hs = append(hs, keeper)
+		}
+		o.Events = event.Multi(hs...)
 		var eng *loop.Engine
 		if eng, err = loop.New(o); err == nil {
 			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Settings.Approved, Carry: carry}
@@ -277,12 +285,22 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 			case len(t.input) == 0:
 				out, err = eng.Compact(ctx, lt)
 			default:
+				if s.c.Input != nil {
+					lt.Input = s.c.Input(ctx, info, o, t.rec.ID, slices.Clone(t.input))
+				}
 				out, err = eng.Run(ctx, lt)
 			}
 		}
 	}
 	if release != nil {
 		release()
+	}
+	if keeper != nil {
+		// Kept before the turn's end is recorded, so that whoever waits
+		// for the end finds its trace.
+		if kerr := keeper.Keep(ctx, s.c.Traces, info.ID); kerr != nil {
+			s.emit(th, t.rec.ID, event.Event{Type: event.Warning, Code: StopStoreError, Content: fmt.Sprintf("the turn's trace was not kept: %v", kerr)})
+		}
 	}
 	if out == nil {
 		// The engine never ran: the turn fails with the reason.

@@ -30,8 +30,8 @@ func newAnswerCmd() *cobra.Command {
 		Short: "Answer a paused turn and continue it",
 		Long: "answer continues the paused turn of THREAD (its latest turn), in this process, even after a\n" +
 			"restart: TEXT answers every question, --answers '{\"q1\":\"…\"}' answers them by id, and\n" +
-			"--approve, --approve-thread or --deny answer an approval. The model and workspace default to\n" +
-			"the thread's; pass the tool flags the turn was run with. Output and exit codes are run's.",
+			"--approve, --approve-thread or --deny answer an approval. The thread keeps its workspace,\n" +
+			"model, approval policy and sandbox mode; pass the tool flags the turn was run with. Output and exit codes are run's.",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check(); err != nil {
@@ -72,11 +72,8 @@ func newAnswerCmd() *cobra.Command {
 			}
 			p.thread, p.resume = snap.Thread, &resumeTurn{state: state, answer: ans}
 
-			if f.model == "" {
-				f.model = snap.Thread.Settings.Model
-			}
-			if f.workspace == "" {
-				f.workspace = snap.Thread.Settings.Workspace
+			if err := f.adopt(cmd, snap.Thread, true); err != nil {
+				return usageError(err)
 			}
 			cfg, err := loadConfig()
 			if err != nil {
@@ -86,7 +83,9 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			model, err := provider.Open(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
+			// Resolved, not only opened: the price keeps --max-cost and the
+			// context window guards the resumed turn as it did the run.
+			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
 			if err != nil {
 				return usageError(err)
 			}
@@ -94,7 +93,7 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: model, dir: dir, prompt: describeAnswer(ans), persist: p})
+			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: describeAnswer(ans), persist: p})
 		},
 	}
 	f.register(cmd)

@@ -4,16 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/tools/mcp"
 	"github.com/reinhq/rein/tui"
 )
 
@@ -35,6 +38,17 @@ func newChatCmd() *cobra.Command {
 			if f.json {
 				return usageError(errors.New("--json is for rein run; chat is interactive"))
 			}
+			if thread != "" {
+				// Checked before the terminal: a flag that contradicts the
+				// thread is wrong wherever chat runs.
+				th, err := threadSettings(cmd.Context(), f.db, thread)
+				if err != nil {
+					return err
+				}
+				if err := f.adopt(cmd, th, false); err != nil {
+					return usageError(err)
+				}
+			}
 			if !isTerminal(os.Stdin) || !isTerminal(cmd.OutOrStdout()) {
 				return usageError(errors.New("chat needs a terminal; for one turn without one, use rein run"))
 			}
@@ -53,7 +67,7 @@ func newChatCmd() *cobra.Command {
 				return usageError(err)
 			}
 			o := f.options()
-			if err := applyCaps(&o, &turnSetup{flags: &f, spec: spec, caps: &r.Caps}); err != nil {
+			if err := agent.ApplyModel(&o, spec, &r.Caps, cfg); err != nil {
 				return usageError(err)
 			}
 			dir, err := f.workspaceDir()
@@ -88,34 +102,20 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 	if mcpm != nil {
 		defer mcpm.Close()
 	}
-	o := f.options()
-	b := &serveBackend{
-		f:   &serveFlags{model: spec.String(), baseURL: f.baseURL, approval: f.approval, maxRounds: f.maxRounds},
-		dir: dir, logw: cmd.ErrOrStderr(), cfg: file, st: st, mcp: mcpm, noStream: f.noStream,
-		base:    loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget},
-		compose: &f.tools,
-	}
-	// After the scheduler's Close (deferred below, so run first): no run
-	// uses a workspace any more.
-	defer b.close()
-	cfg := session.ThreadConfig{Workspace: dir, Model: spec.String(), Instructions: f.system, EnableTools: f.tools.enabled,
-		DisableTools: f.tools.suppressed, Approval: f.approval, MaxRounds: f.maxRounds}
+	b, cfg := chatBackend(f, file, spec, dir, st, mcpm, cmd.ErrOrStderr())
 	// Composed now, so that a tool flag that cannot work is refused before
 	// the screen is taken; the chat's threads share the set.
 	if _, err := b.threadTools(ctx, session.Thread{Settings: cfg}, f.approval); err != nil {
+		b.close()
 		return usageError(err)
 	}
-	sched, err := session.New(session.Config{Store: session.NewSQLStore(st), Setup: b.setup})
+	sched, stop, err := b.runtime(ctx, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
-	// Closing the scheduler interrupts a turn still running and waits for
-	// it (its end is stored), so nothing outlives the command.
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		sched.Close(cctx)
-	}()
+	// Interrupts a turn still running and waits for it (its end and trace
+	// are stored), so nothing outlives the command.
+	defer stop()
 	be := tui.NewSession(sched, tui.SessionOptions{Config: cfg, Threads: func(ctx context.Context) ([]tui.ThreadInfo, error) {
 		ts, _, err := st.Threads(ctx, 50, "")
 		if err != nil {
@@ -136,4 +136,19 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 
 func threadInfo(t record.Thread) tui.ThreadInfo {
 	return tui.ThreadInfo{ID: t.ID, Title: t.Title, Created: t.Created, Updated: t.Updated, Turns: t.Turns}
+}
+
+// chatBackend returns the backend of the chat's runs, the chat's flags as
+// its defaults, and the config of the threads the chat creates.
+func chatBackend(f *turnFlags, file *config.File, spec provider.Spec, dir string, st *store.Store, mcpm *mcp.Manager, logw io.Writer) (*serveBackend, session.ThreadConfig) {
+	o := f.options()
+	b := &serveBackend{
+		f:   &serveFlags{model: spec.String(), baseURL: f.baseURL, approval: f.approval, maxRounds: f.maxRounds},
+		dir: dir, logw: logw, cfg: file, st: st, mcp: mcpm, noStream: f.noStream,
+		base:    loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget},
+		compose: &f.tools,
+	}
+	cfg := session.ThreadConfig{Workspace: dir, Model: spec.String(), Instructions: f.system, EnableTools: f.tools.enabled,
+		DisableTools: f.tools.suppressed, Approval: f.approval, MaxRounds: f.maxRounds}
+	return b, cfg
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/sandbox"
 )
@@ -43,7 +44,7 @@ func openWorkspace(dir string, o sandbox.Options) (*sandbox.Workspace, error) {
 // newRunner returns the runner of the commands of exec and code_execution
 // in the sandbox mode mode, with the limits of o, on this machine.
 func newRunner(mode sandbox.Mode, o sandbox.Options) *sandbox.Runner {
-	return sandbox.NewRunnerOptions(detectSandbox(), mode, o)
+	return agent.NewRunner(mode, o, detectSandbox)
 }
 
 // limitsReport is what the commands of a runner run under, as `rein tools

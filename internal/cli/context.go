@@ -12,13 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/store"
-	"github.com/reinhq/rein/window"
 )
 
 func newContextCmd() *cobra.Command {
@@ -60,7 +60,7 @@ func newContextCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			w, err := windowFor(spec, capabilitiesOf(spec, cfg))
+			w, err := agent.Window(spec, capabilitiesOf(spec, cfg))
 			if err != nil {
 				return usageError(err)
 			}
@@ -82,17 +82,6 @@ func newContextCmd() *cobra.Command {
 	cmd.Flags().StringVar(&model, "model", "", "the model whose window to count against, as PROVIDER:MODEL (default: the thread's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
-}
-
-// windowFor returns the context window keeper of a model, from what is
-// known about it: the turn engine's loop.Options.Window.
-func windowFor(spec provider.Spec, caps provider.Capabilities) (*window.Window, error) {
-	return window.New(window.Config{
-		Model:           spec.Model,
-		Window:          caps.ContextWindow,
-		WindowEstimated: caps.IsEstimated("context_window"),
-		MaxOutput:       caps.MaxOutput,
-	})
 }
 
 // capabilitiesOf returns what is known of a model without opening it (no

@@ -242,7 +242,7 @@ func TestTheSystemPromptCarriesTheKnowledgeBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := f.loaded.prompt(context.Background(), set, io.Discard)
+	p := f.loaded.Prompt(context.Background(), set, io.Discard)
 	for _, want := range []string{
 		"## instructions\nInstructions from AGENTS.md in the workspace:\n\nAlways run the tests.",
 		"## memory\n", "- [m1] Prefers tabs.",
@@ -258,7 +258,7 @@ func TestTheSystemPromptCarriesTheKnowledgeBlocks(t *testing.T) {
 	st.DeleteMemory(context.Background(), "m1")
 	f = &toolFlags{capability: "none", st: st}
 	set, _, _, _ = composeTools(context.Background(), ws, f, io.Discard)
-	p = f.loaded.prompt(context.Background(), set, io.Discard)
+	p = f.loaded.Prompt(context.Background(), set, io.Discard)
 	if strings.Contains(p, "## memory") || strings.Contains(p, "## sources") {
 		t.Fatalf("blocks of tools the turn lacks:\n%s", p)
 	}

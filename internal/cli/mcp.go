@@ -2,15 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"sort"
-	"sync"
 
 	"github.com/reinhq/rein/config"
-	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/mcp"
 )
 
@@ -37,56 +34,4 @@ func startMCP(ctx context.Context, logw io.Writer, f *config.File) (*mcp.Manager
 		return nil, fmt.Errorf("MCP servers in %s: %w", f.Path, err)
 	}
 	return m, nil
-}
-
-// deferredLoader is load_tools for the registry, before the turn's live
-// set exists: composition decides whether it is mounted, and bind gives it
-// the set it loads into.
-type deferredLoader struct {
-	m    mcp.Catalog
-	spec tool.Spec
-
-	mu   sync.Mutex
-	live tool.Tool
-}
-
-func newDeferredLoader(m mcp.Catalog) *deferredLoader {
-	return &deferredLoader{m: m, spec: mcp.LoadTools(m, tool.NewSet()).Spec()}
-}
-
-// bind makes load_tools add to set, the turn's live tools.
-func (d *deferredLoader) bind(set *tool.Set) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.live = mcp.LoadTools(d.m, set)
-}
-
-func (d *deferredLoader) Spec() tool.Spec { return d.spec }
-
-func (d *deferredLoader) Keys(json.RawMessage) tool.Keys {
-	// It changes the live set: one at a time.
-	return tool.Keys{Writes: []string{"tools"}}
-}
-
-func (d *deferredLoader) Run(ctx context.Context, c tool.Call) (tool.Output, error) {
-	d.mu.Lock()
-	live := d.live
-	d.mu.Unlock()
-	if live == nil {
-		return tool.Output{Text: "load_tools is not ready: the turn's tool set was not composed", Failed: true}, nil
-	}
-	return live.Run(ctx, c)
-}
-
-// manifestBlock is the system prompt's list of the deferred tools the turn
-// may load.
-func manifestBlock(o *mcp.Offer) string {
-	if o == nil {
-		return ""
-	}
-	man := o.Manifest()
-	if man == "" {
-		return ""
-	}
-	return "## extended tools\nThese tools are available but not loaded; call load_tools with their names to use them (from your next step on).\n" + man
 }

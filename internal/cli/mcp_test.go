@@ -131,7 +131,7 @@ func TestMCPToolsBySandboxMode(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					prompt := f.loaded.prompt(t.Context(), set, io.Discard)
+					prompt := f.loaded.Prompt(t.Context(), set, io.Discard)
 					var out tool.Output
 					if lt, ok := set.Get(mcp.LoadToolsName); ok {
 						out, _ = lt.Run(t.Context(), tool.Call{Name: mcp.LoadToolsName, Args: json.RawMessage(`{"names":["` + name + `"]}`)})

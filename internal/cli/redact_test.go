@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/redact"
 )
 
@@ -91,7 +92,7 @@ func TestConfiguredSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(newSecretSource(cfg).secrets(os.Getenv), "\n")
+	got := strings.Join(agent.NewSecrets(cfg).Values(os.Getenv), "\n")
 	for _, s := range redactSecrets {
 		if !strings.Contains(got, s) {
 			t.Errorf("secrets lack %s: %q", s, got)

@@ -10,12 +10,14 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -35,6 +37,15 @@ func newRunCmd() *cobra.Command {
 			prompt := strings.TrimSpace(strings.Join(args, " "))
 			if prompt == "" {
 				return usageError(errors.New("the prompt is empty; say what the agent should do"))
+			}
+			if thread != "" {
+				th, err := threadSettings(cmd.Context(), f.db, thread)
+				if err != nil {
+					return err
+				}
+				if err := f.adopt(cmd, th, true); err != nil {
+					return usageError(err)
+				}
 			}
 			cfg, err := loadConfig()
 			if err != nil {
@@ -56,7 +67,7 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&thread, "thread", "", "continue the thread ID (its history and approved tools)")
+	cmd.Flags().StringVar(&thread, "thread", "", "continue the thread ID: its history, approved tools, workspace, model, approval policy and sandbox mode")
 	return cmd
 }
 
@@ -93,38 +104,6 @@ type turnSetup struct {
 	caps *provider.Capabilities
 }
 
-// applyCaps sets the price and the context window of a real model.
-func applyCaps(o *loop.Options, s *turnSetup) error {
-	if s.caps == nil || s.spec.Provider == "scripted" {
-		return nil
-	}
-	o.Price = s.caps.LoopPrice()
-	if s.flags.maxCost > 0 && o.Price == (loop.Price{}) {
-		return fmt.Errorf("--max-cost needs a price for %s; set one in the config file (rein models shows what is known)", s.spec)
-	}
-	caps := *s.caps
-	// Reserve what a call may really produce, not the model's maximum.
-	if o.MaxOutputTokens > 0 {
-		caps.MaxOutput = o.MaxOutputTokens
-	} else if caps.MaxOutput > 16_384 {
-		caps.MaxOutput = 16_384
-	}
-	w, err := windowFor(s.spec, caps)
-	if err != nil {
-		return fmt.Errorf("context window for %s: %w", s.spec, err)
-	}
-	o.Window = w
-	return nil
-}
-
-// streamCaps sets the caps of the config file's [stream] table; a table
-// left out keeps the engine's defaults.
-func streamCaps(o *loop.Options, f *config.File) {
-	if f != nil {
-		o.MaxRoundOutput, o.MaxCallArgs = f.Stream.MaxRoundOutput, f.Stream.MaxCallArguments
-	}
-}
-
 // runTurn runs one turn and reports it as text or JSON Lines, returning an
 // exit code error for anything but a completed turn.
 func runTurn(cmd *cobra.Command, s turnSetup) error {
@@ -137,16 +116,15 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	defer ws.Close()
 
 	o := s.flags.options()
-	o.Redact = newSecretSource(s.cfg).redact(s.dir)
+	o.Redact = agent.NewSecrets(s.cfg).Redactor(s.dir)
 	o.Model = s.model
 	o.ModelName = s.spec.Model
 	if s.spec.Provider == "scripted" {
 		o.ModelName = ""
 	}
-	if err := applyCaps(&o, &s); err != nil {
+	if err := agent.ApplyModel(&o, s.spec, s.caps, s.cfg); err != nil {
 		return usageError(err)
 	}
-	streamCaps(&o, s.cfg)
 	// The store comes first: the knowledge tools and their gates read it.
 	p, err := openPersisted(cmd.Context(), &s)
 	if err != nil {
@@ -177,7 +155,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		if capability != nil && capability.Prompt != "" {
 			o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
 		}
-		o.System = joinPrompt(o.System, s.flags.tools.loaded.prompt(cmd.Context(), set, cmd.ErrOrStderr()))
+		o.System = agent.JoinPrompt(o.System, s.flags.tools.loaded.Prompt(cmd.Context(), set, cmd.ErrOrStderr()))
 	}
 
 	var h *human
@@ -203,7 +181,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		return usageError(err)
 	}
 	defer rec.close(cmd.ErrOrStderr())
-	tk := &traceKeeper{}
+	tk := &session.TraceKeeper{}
 	o.Events = event.Multi(o.Events, rec.handler, tk)
 	engine, err := loop.New(o)
 	if err != nil {
@@ -213,7 +191,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	prompt := s.prompt
 	if k := s.flags.tools.loaded; k != nil && p.resume == nil {
 		// The first user message of the turn carries the knowledge seed.
-		prompt = k.seed(ctx, o.Tools, prompt, p.thread.ID, o.Events)
+		prompt = k.Seed(ctx, o.Tools, prompt, p.thread.ID, "", o.Events)
 	}
 	outcome, err := p.run(ctx, engine, prompt)
 	if err != nil {
@@ -227,7 +205,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	if err := p.finish(ctx, outcome); err != nil {
 		return err
 	}
-	if err := tk.keep(ctx, p.st, p.thread.ID); err != nil {
+	if err := tk.Keep(ctx, p.st, p.thread.ID); err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "rein: the turn's trace was not kept: %v\n", err)
 	}
 	if jl != nil {

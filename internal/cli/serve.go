@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
@@ -20,6 +22,7 @@ import (
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/cron"
 	"github.com/reinhq/rein/tools/mcp"
@@ -44,6 +47,9 @@ type serveFlags struct {
 	// allowedHosts and allowedOrigins are what the WebSocket endpoint
 	// answers besides loopback names and its own origin.
 	allowedHosts, allowedOrigins []string
+	// kbs are the knowledge bases every thread's turns attach: rag and
+	// kb_files, and the seed of each turn's first message.
+	kbs []string
 }
 
 func newServeCmd() *cobra.Command {
@@ -104,6 +110,7 @@ func newServeCmd() *cobra.Command {
 			"full-access (commands on the host with the network, without asking)")
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, "the exploration budget of threads that name none")
 	fl.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "a Host name (NAME or NAME:PORT) to answer besides loopback ones, such as the name a proxy forwards; repeatable")
+	fl.StringArrayVar(&f.kbs, "kb", nil, "attach the knowledge base NAME to every thread (mounts rag and kb_files, seeds each turn); repeatable")
 	fl.StringArrayVar(&f.allowedOrigins, "allowed-origin", nil, "an origin (scheme://host[:port]) whose web pages may connect besides the server's own; repeatable")
 	return cmd
 }
@@ -126,13 +133,13 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		defer mcpm.Close()
 	}
 	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm}
-	// After the scheduler's Close (deferred below, so run first): no run
-	// uses a workspace any more.
-	defer b.close()
-	sched, err := session.New(session.Config{Store: session.NewSQLStore(st), Setup: b.setup})
+	sched, stop, err := b.runtime(ctx, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
+	// Run after the cron's stop below: no job starts a turn on a closed
+	// scheduler.
+	defer stop()
 	// Scheduled messages (the cron tool) run while the server runs; what
 	// fell due while it was down runs once now and is reported.
 	cronCtx, stopCron := context.WithCancel(ctx)
@@ -155,11 +162,6 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	defer func() {
 		stopCron()
 		<-cronDone
-	}()
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		sched.Close(cctx)
 	}()
 	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins})
 	if err != nil {
@@ -214,17 +216,21 @@ type serveBackend struct {
 	// thread.
 	workspaces map[string]*sandbox.Workspace // by directory
 	closed     bool
-	// secrets is where the runs' redactors get the config file's secrets
-	// (secretSource), read on the first run.
-	secrets *secretSource
+	// secrets is where the runs' redactors get the config file's secrets,
+	// read on the first run.
+	secrets *agent.Secrets
+	// export is the OpenTelemetry export of the runtime (nil: none), and
+	// handlers its event handlers by model spec (telemetryFor).
+	export   *telemetry.Export
+	handlers map[string]event.Handler
 }
 
-// secretSource returns the config file's secret source, read once.
-func (b *serveBackend) secretSource() *secretSource {
+// secretSource returns the config file's secrets, read once.
+func (b *serveBackend) secretSource() *agent.Secrets {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.secrets == nil {
-		b.secrets = newSecretSource(b.cfg)
+		b.secrets = agent.NewSecrets(b.cfg)
 	}
 	return b.secrets
 }
@@ -332,10 +338,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 		return loop.Options{}, nil, err
 	}
 	m := mc.m
-	approval := c.Approval
-	if approval == "" {
-		approval = b.f.approval
-	}
+	approval := b.approval(c)
 	tt, err := b.threadTools(ctx, th, approval)
 	if err != nil {
 		return loop.Options{}, nil, err
@@ -345,7 +348,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 		maxRounds = b.f.maxRounds
 	}
 	o := b.base
-	o.Model, o.ModelName, o.Tools, o.System, o.MaxRounds, o.Policy = m, spec.Model, tt.set, joinPrompt(c.Instructions, tt.prompt(ctx, b.logw)), maxRounds, tool.Policy(approval)
+	o.Model, o.ModelName, o.Tools, o.System, o.MaxRounds, o.Policy = m, spec.Model, tt.set, agent.JoinPrompt(c.Instructions, tt.prompt(ctx, b.logw)), maxRounds, tool.Policy(approval)
 	if spec.Provider == "scripted" {
 		o.ModelName = ""
 	}
@@ -354,12 +357,23 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 	if err != nil {
 		return loop.Options{}, nil, err
 	}
-	o.Redact = b.secretSource().redact(dir)
-	if err := applyCaps(&o, &turnSetup{flags: &turnFlags{maxCost: b.base.Budget.Cost}, spec: spec, caps: &mc.caps}); err != nil {
+	o.Redact = b.secretSource().Redactor(dir)
+	if err := agent.ApplyModel(&o, spec, &mc.caps, b.cfg); err != nil {
 		return loop.Options{}, nil, err
 	}
-	streamCaps(&o, b.cfg)
+	if o.Events, err = b.telemetryFor(spec); err != nil {
+		return loop.Options{}, nil, err
+	}
 	return o, nil, nil
+}
+
+// approval is the approval policy of the thread's runs: its own, else the
+// default.
+func (b *serveBackend) approval(c session.ThreadConfig) string {
+	if c.Approval != "" {
+		return c.Approval
+	}
+	return b.f.approval
 }
 
 // threadTools is a composed tool set and what its system prompt is made of
@@ -373,14 +387,14 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 type threadTools struct {
 	set       *tool.Set
 	capPrompt string
-	k         *knowledge
+	k         *agent.Knowledge
 }
 
 // prompt is the system prompt of a turn: the knowledge's part is read
 // again each time, so that a memory written, or an AGENTS.md edited, during
 // a thread shows from its next turn on.
 func (tt *threadTools) prompt(ctx context.Context, logw io.Writer) string {
-	return joinPrompt(tt.capPrompt, tt.k.prompt(ctx, tt.set, logw))
+	return agent.JoinPrompt(tt.capPrompt, tt.k.Prompt(ctx, tt.set, logw))
 }
 
 // toolsKey is what a composition depends on besides the server's flags.
@@ -425,7 +439,7 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 	if err != nil {
 		return nil, err
 	}
-	tf := &toolFlags{capability: defaultCapability}
+	tf := &toolFlags{capability: defaultCapability, kbs: b.f.kbs}
 	if b.compose != nil {
 		tf = new(*b.compose)
 	}

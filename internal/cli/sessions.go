@@ -64,7 +64,7 @@ func openPersisted(ctx context.Context, s *turnSetup) (*persisted, error) {
 	if s.thread == "" {
 		p.thread, err = st.CreateThread(ctx, record.Thread{Settings: record.Settings{
 			Workspace: s.dir, Model: s.spec.String(),
-			Approval: s.flags.approval, MaxRounds: s.flags.maxRounds, Instructions: s.flags.system,
+			Approval: s.flags.approval, Sandbox: s.flags.tools.sandbox, MaxRounds: s.flags.maxRounds, Instructions: s.flags.system,
 		}})
 		if err != nil {
 			st.Close()

@@ -3,25 +3,18 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"maps"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
-	"github.com/reinhq/rein/tools/askuser"
-	"github.com/reinhq/rein/tools/exec"
-	"github.com/reinhq/rein/tools/fs"
-	"github.com/reinhq/rein/tools/github"
 	"github.com/reinhq/rein/tools/mcp"
-	"github.com/reinhq/rein/tools/web"
 )
 
 // toolFlags are the flags that decide which tools a turn gets (DESIGN §7.2,
@@ -53,7 +46,7 @@ type toolFlags struct {
 	offer *mcp.Offer
 	// loaded is the knowledge composeTools read, for the system prompt and
 	// the seed.
-	loaded *knowledge
+	loaded *agent.Knowledge
 	// sandboxOpts are the config's [sandbox] settings, set by the command
 	// before composing: the limits of exec's runner. The workspace given
 	// to composeTools must have been opened with the same (its deny list).
@@ -76,45 +69,8 @@ func (f *toolFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.attach, "attach", nil, "attach the text FILE as a source the model reads with read_source; repeatable")
 }
 
-// defaultCapability is the capability of a turn that names none: the
-// workspace file tools, which is what rein runs for.
-const defaultCapability = "workspace"
-
-// capabilityFor returns the capability of the --capability value, given the
-// registered file tools; nil for "none".
-func (f *toolFlags) capabilityFor(fileTools []string) (*tool.Capability, error) {
-	var c *tool.Capability
-	switch v := strings.TrimSpace(f.capability); v {
-	case "none":
-		if f.exclusive {
-			return nil, errors.New(`--exclusive needs a capability; --capability is "none"`)
-		}
-		return nil, nil
-	case "workspace", "":
-		c = &tool.Capability{
-			Name:   "workspace",
-			Tools:  fileTools,
-			Prompt: "You work in the user's workspace through the file tools; paths are relative to it.",
-		}
-	default:
-		name, list, ok := strings.Cut(v, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return nil, fmt.Errorf(`--capability %q: use "workspace", "none" or NAME=TOOL,TOOL,…`, v)
-		}
-		c = &tool.Capability{Name: name}
-		for t := range strings.SplitSeq(list, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				c.Tools = append(c.Tools, t)
-			}
-		}
-		if len(c.Tools) == 0 {
-			return nil, fmt.Errorf("--capability %q names no tools", v)
-		}
-	}
-	c.Exclusive = f.exclusive
-	return c, nil
-}
+// defaultCapability is the capability of a turn that names none.
+const defaultCapability = agent.DefaultCapability
 
 // detectSandbox finds the isolation of this machine; tests replace it to
 // see what each mode does with and without bubblewrap.
@@ -129,140 +85,27 @@ func (f *toolFlags) sandboxMode() (sandbox.Mode, error) {
 	return m, nil
 }
 
-// registry returns every tool rein has for the workspace ws, its commands
-// run in the sandbox mode mode under the limits of o, and the names of its
-// file tools. The github tool reads GITHUB_TOKEN and GITHUB_API_URL.
-func registry(ws *sandbox.Workspace, mode sandbox.Mode, o sandbox.Options) (*tool.Set, []string, error) {
-	files := fs.Tools(ws)
-	reg := tool.NewSet(files...)
-	reg.Add(askuser.New())
-	reg.Add(web.New())
-	gh, err := github.New(github.ConfigFromEnv())
-	if err != nil {
-		return nil, nil, fmt.Errorf("GITHUB_API_URL: %w", err)
-	}
-	reg.Add(gh)
-	for _, t := range exec.Tools(ws, exec.Options{Runner: newRunner(mode, o)}) {
-		reg.Add(t)
-	}
-	names := make([]string, len(files))
-	for i, t := range files {
-		names[i] = t.Spec().Name
-	}
-	return reg, names, nil
-}
-
-// gates computes the turn's flags from the command line. Flags that need a
-// store or a configuration rein does not have yet have no gate, so they are
-// off.
-func (f *toolFlags) gates() map[tool.Flag]tool.Gate {
-	return map[tool.Flag]tool.Gate{
-		tool.HasKB:   tool.On(len(f.kbs) > 0),
-		tool.HasExec: f.execGate,
-		// code_execution runs under the same policy as exec.
-		tool.HasCode: f.execGate,
-	}
-}
-
-// execGate mounts exec and code_execution when asked for with --exec and
-// they can run in the sandbox mode: in full-access mode always (on the
-// host, as the user chose); in read-only mode only inside bubblewrap, the
-// one way to keep the workspace read-only for a command; in workspace-write
-// mode inside bubblewrap, or without a sandbox only after the user's
-// approval — so not under the approval policy never.
-func (f *toolFlags) execGate(context.Context) (bool, error) {
-	if !f.exec {
-		return false, nil
-	}
-	mode, err := f.sandboxMode()
-	if err != nil {
-		return false, err
-	}
-	rep := detectSandbox()
-	switch {
-	case mode == sandbox.ModeFullAccess:
-		return true, nil
-	case rep.Isolation == sandbox.IsolationBwrap:
-		return true, nil
-	case mode == sandbox.ModeReadOnly:
-		return false, fmt.Errorf("no sandbox (%s), and the read-only sandbox mode runs commands only inside bubblewrap", rep.Reason)
-	}
-	if f.approval == string(tool.PolicyNever) {
-		return false, fmt.Errorf("no sandbox (%s), and exec without one needs approval, which --approval never does not give", rep.Reason)
-	}
-	return true, nil
-}
-
-// composeTools composes the tools of a turn in the workspace ws. Gate
-// failures are logged to logw.
+// composeTools composes the tools of a turn in the workspace ws from the
+// tool flags f (agent.Compose), and keeps on f what the turn's prompt and
+// `rein tools` read: the knowledge and the MCP offer. Gate failures are
+// logged to logw.
 func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw io.Writer) (*tool.Set, *tool.Report, *tool.Capability, error) {
 	mode, err := f.sandboxMode()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	reg, fileTools, err := registry(ws, mode, f.sandboxOpts)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	c, err := f.capabilityFor(fileTools)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	f.offer = nil
-	if f.mcp != nil {
-		f.offer = f.mcp.Offer(mode == sandbox.ModeReadOnly)
-	}
-	k, err := loadKnowledge(ctx, f, ws)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	f.loaded = k
-	for _, t := range k.tools() {
-		reg.Add(t)
-	}
-	var loader *deferredLoader
-	if f.offer != nil && len(f.offer.Names()) > 0 {
-		loader = newDeferredLoader(f.offer)
-		reg.Add(loader)
-	}
-	held := withheld(reg, fileTools, mode)
-	if f.offer != nil {
-		// MCP tools the sandbox mode withholds: not registered, so the
-		// report only says why they are out.
-		maps.Copy(held, f.offer.Withheld())
-	}
-	gates := f.gates()
-	maps.Copy(gates, k.gates())
-	gates[tool.HasDeferredTools] = tool.On(loader != nil)
-	set, rep := tool.Compose(ctx, tool.Composition{
-		Registry:   reg,
-		Enabled:    f.enabled,
-		Gates:      gates,
-		Capability: c,
-		Suppressed: f.suppressed,
-		Withheld:   held,
-		Logger:     slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	c, err := agent.Compose(ctx, ws, agent.Composition{
+		Tools: agent.Tools{Capability: f.capability, Exclusive: f.exclusive, Exec: f.exec, Enable: f.enabled,
+			Disable: f.suppressed, KBs: f.kbs, Attach: f.attach},
+		Sandbox: mode, Approval: tool.Policy(f.approval), SandboxOptions: f.sandboxOpts,
+		Store: f.st, MCP: f.mcp, Detect: detectSandbox, Log: logw,
 	})
-	if loader != nil {
-		loader.bind(set)
+	if err != nil {
+		f.loaded, f.offer = nil, nil
+		return nil, nil, nil, err
 	}
-	return set, rep, c, nil
-}
-
-// withheld returns the file tools the sandbox mode takes away, with why:
-// in read-only mode, those that write. (The MCP tools it withholds come
-// from mcp.Manager.Offer.)
-func withheld(reg *tool.Set, fileTools []string, mode sandbox.Mode) map[string]string {
-	out := make(map[string]string)
-	if mode != sandbox.ModeReadOnly {
-		return out
-	}
-	for _, name := range fileTools {
-		if t, ok := reg.Get(name); ok && t.Spec().Access != tool.ReadOnly {
-			out[name] = "the sandbox mode is read-only"
-		}
-	}
-	return out
+	f.loaded, f.offer = c.Knowledge, c.Offer
+	return c.Set, c.Report, c.Capability, nil
 }
 
 func newToolsCmd() *cobra.Command {

@@ -28,7 +28,7 @@ func newTraceCmd() *cobra.Command {
 		Long: "Write a turn as one self-contained HTML page (it opens offline): a timeline of its rounds\n" +
 			"with model calls and tool calls as bars, waits on you, retries, tokens and cost per round,\n" +
 			"settlement and forced rounds marked, and the answer.\n" +
-			"The events come from the store (rein trace THREAD: every turn rein run kept), or from\n" +
+			"The events come from the store (rein trace THREAD: every turn of run, answer, chat and serve keeps one), or from\n" +
 			"`rein run --events FILE` (or the output of `rein run --json`); - reads standard input.\n" +
 			"Without --turn the last turn is written.",
 		Args: cobra.MaximumNArgs(1),
@@ -225,7 +225,7 @@ func storedEvents(ctx context.Context, db, thread string) ([]event.Event, error)
 		return nil, err
 	}
 	if len(raw) == 0 {
-		return nil, fmt.Errorf("thread %s: no trace kept (rein sessions list shows the threads; turns run by rein run keep one)", thread)
+		return nil, fmt.Errorf("thread %s: no trace kept (rein sessions list shows the threads; a turn keeps its trace when it ends, through any door)", thread)
 	}
 	var buf bytes.Buffer
 	for _, r := range raw {

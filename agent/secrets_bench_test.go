@@ -1,13 +1,13 @@
-package cli
+package agent
 
 import "testing"
 
 // BenchmarkTurnRedactor is what rein serve adds to every turn: the
-// redactor built from the environment and the config's secret source.
+// redactor built from the environment and the config's secrets.
 func BenchmarkTurnRedactor(b *testing.B) {
-	src := newSecretSource(nil)
+	src := NewSecrets(nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		src.redact("/tmp/ws")
+		src.Redactor("/tmp/ws")
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package agent
 
 import (
 	"os"
@@ -8,21 +8,21 @@ import (
 	"github.com/reinhq/rein/redact"
 )
 
-// secretSource is where a turn's secrets come from (DESIGN §7.4), read
+// Secrets is where a turn's secrets come from (DESIGN §7.4), read
 // once from the config file: the variables holding the providers' keys,
 // and the name=value pairs of the config file that may hold a secret
 // (request headers, MCP servers' env and headers). Values are read from
 // the environment for every turn, so a key exported while rein serve runs
 // is redacted from its next turn on.
-type secretSource struct {
+type Secrets struct {
 	keyEnvs []string
 	pairs   []string
 }
 
-// newSecretSource reads cfg's providers (built-in and configured, whatever
+// NewSecrets reads cfg's providers (built-in and configured, whatever
 // their key variables are called) and secret-bearing tables.
-func newSecretSource(cfg *config.File) *secretSource {
-	s := &secretSource{}
+func NewSecrets(cfg *config.File) *Secrets {
+	s := &Secrets{}
 	if infos, err := provider.List(provider.Config{File: cfg}); err == nil {
 		for _, in := range infos {
 			if in.KeyEnv != "" {
@@ -54,10 +54,10 @@ func newSecretSource(cfg *config.File) *secretSource {
 	return s
 }
 
-// secrets returns the values: every key variable's (a configured key is
+// Values returns the values: every key variable's (a configured key is
 // redacted whatever it looks like, if long enough), and the secret-looking
 // values of the pairs, as written and expanded as the MCP servers get them.
-func (s *secretSource) secrets(getenv func(string) string) []string {
+func (s *Secrets) Values(getenv func(string) string) []string {
 	var out []string
 	for _, k := range s.keyEnvs {
 		out = append(out, getenv(k))
@@ -69,9 +69,9 @@ func (s *secretSource) secrets(getenv func(string) string) []string {
 	return append(out, redact.EnvSecrets(pairs)...)
 }
 
-// redact is the redactor of a turn in the workspace dir: these secrets,
+// Redactor is the redactor of a turn in the workspace dir: these secrets,
 // the secret-looking values of the environment, the known token shapes,
 // and the home directory outside the workspace.
-func (s *secretSource) redact(dir string) func(string) string {
-	return redact.FromEnv(redact.Options{Secrets: s.secrets(os.Getenv), Workspace: dir}).Redact
+func (s *Secrets) Redactor(dir string) func(string) string {
+	return redact.FromEnv(redact.Options{Secrets: s.Values(os.Getenv), Workspace: dir}).Redact
 }

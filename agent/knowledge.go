@@ -1,4 +1,4 @@
-package cli
+package agent
 
 import (
 	"context"
@@ -21,12 +21,13 @@ import (
 	"github.com/reinhq/rein/tools/sources"
 )
 
-// knowledge is what a turn knows beyond its history (DESIGN §7.2, §7.3):
+// Knowledge is what a turn knows beyond its history (DESIGN §7.2, §7.3):
 // the store's knowledge bases, memory and notebooks, the skills, the
 // workspace's AGENTS.md and the attached sources. It gives the tools to
 // register, the gates of their flags, the system prompt's blocks and the
-// knowledge seed of the first user message.
-type knowledge struct {
+// knowledge seed of the first user message. Every door reads it the same
+// way, so a turn knows the same whichever door it came in by.
+type Knowledge struct {
 	st        *store.Store // nil: no store, so every store gate fails closed
 	mcp       *mcp.Offer   // the deferred tools the turn may load
 	kbs       []string
@@ -45,12 +46,26 @@ const memoryPromptChars = 2000
 // errNoStore is why the store's gates fail when a command has no store.
 var errNoStore = errors.New("no store is open for this command")
 
-// loadKnowledge reads what the turn's tools and prompt need. Attached
-// files that cannot be read are an error: the user named them. Everything
-// else that fails only leaves its tools out (the gates fail closed).
-func loadKnowledge(ctx context.Context, f *toolFlags, ws *sandbox.Workspace) (*knowledge, error) {
-	k := &knowledge{st: f.st, kbs: f.kbs, workspace: ws.Dir(), mcp: f.offer}
-	srcs, err := sources.Load(f.attach)
+// KnowledgeConfig says where a turn's knowledge comes from.
+type KnowledgeConfig struct {
+	// Store holds the knowledge bases, memory and notebooks; nil leaves
+	// their tools out (their gates fail closed).
+	Store *store.Store
+	// KBs are the knowledge bases the turn attaches.
+	KBs []string
+	// Attach are the text files the model reads with read_source.
+	Attach []string
+	// Offer is the deferred MCP tools the turn may load (nil: none).
+	Offer *mcp.Offer
+}
+
+// LoadKnowledge reads what the tools and prompt of a turn in the workspace
+// ws need. Attached files that cannot be read are an error: the user named
+// them. Everything else that fails only leaves its tools out (the gates
+// fail closed).
+func LoadKnowledge(ctx context.Context, ws *sandbox.Workspace, c KnowledgeConfig) (*Knowledge, error) {
+	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), mcp: c.Offer}
+	srcs, err := sources.Load(c.Attach)
 	if err != nil {
 		return nil, err
 	}
@@ -62,9 +77,9 @@ func loadKnowledge(ctx context.Context, f *toolFlags, ws *sandbox.Workspace) (*k
 	return k, nil
 }
 
-// tools returns the tools the knowledge adds to the registry; the ones
+// Tools returns the tools the knowledge adds to the registry; the ones
 // that need the store are left out without one.
-func (k *knowledge) tools() []tool.Tool {
+func (k *Knowledge) Tools() []tool.Tool {
 	var out []tool.Tool
 	if k.st != nil {
 		if len(k.kbs) > 0 {
@@ -85,9 +100,9 @@ func (k *knowledge) tools() []tool.Tool {
 	return out
 }
 
-// gates computes the knowledge flags from the real stores; each fails
+// Gates computes the knowledge flags from the real stores; each fails
 // closed.
-func (k *knowledge) gates() map[tool.Flag]tool.Gate {
+func (k *Knowledge) Gates() map[tool.Flag]tool.Gate {
 	g := map[tool.Flag]tool.Gate{
 		tool.HasSkills:  skills.Gate(k.skills, k.skillsErr),
 		tool.HasSources: sources.Gate(k.sources, nil),
@@ -112,11 +127,11 @@ func (k *knowledge) gates() map[tool.Flag]tool.Gate {
 	return g
 }
 
-// prompt returns the system prompt's knowledge blocks, each "## name" and
+// Prompt returns the system prompt's knowledge blocks, each "## name" and
 // its text, for the tools the turn got: the workspace's AGENTS.md, the
 // memory, the skills, the sources and the notebooks. A block whose source
 // cannot be read is left out and the reason written to logw.
-func (k *knowledge) prompt(ctx context.Context, set *tool.Set, logw io.Writer) string {
+func (k *Knowledge) Prompt(ctx context.Context, set *tool.Set, logw io.Writer) string {
 	var blocks []string
 	add := func(name, text string) {
 		if text = strings.TrimSpace(text); text != "" {
@@ -150,24 +165,25 @@ func (k *knowledge) prompt(ctx context.Context, set *tool.Set, logw io.Writer) s
 	return strings.Join(blocks, "\n\n")
 }
 
-// seed returns the user's message with the knowledge seed of the turn's
-// attached bases appended, and reports its sources on h (DESIGN §7.3). It
+// Seed returns the user's message with the knowledge seed of the turn's
+// attached bases appended, and reports its sources on h (DESIGN §7.3) as
+// an event of turn turnID ("" when the turn has no id yet). It
 // seeds only when rag is mounted, so a base the gate refused is not read.
-func (k *knowledge) seed(ctx context.Context, set *tool.Set, message, threadID string, h event.Handler) string {
+func (k *Knowledge) Seed(ctx context.Context, set *tool.Set, message, threadID, turnID string, h event.Handler) string {
 	if _, ok := set.Get(kb.RagName); !ok || k.st == nil {
 		return message
 	}
 	s := kb.Seed(ctx, k.st, k.kbs, message)
 	if h != nil && (len(s.Sources) > 0 || len(s.Failed) > 0) {
 		e := s.Event()
-		e.ThreadID, e.Time = threadID, time.Now()
+		e.ThreadID, e.TurnID, e.Time = threadID, turnID, time.Now()
 		h.Handle(e)
 	}
 	return kb.WithSeed(message, s)
 }
 
-// joinPrompt joins the non-empty parts of a system prompt with blank lines.
-func joinPrompt(parts ...string) string {
+// JoinPrompt joins the non-empty parts of a system prompt with blank lines.
+func JoinPrompt(parts ...string) string {
 	var out []string
 	for _, p := range parts {
 		if p = strings.TrimSpace(p); p != "" {
@@ -175,4 +191,17 @@ func joinPrompt(parts ...string) string {
 		}
 	}
 	return strings.Join(out, "\n\n")
+}
+
+// manifestBlock is the system prompt's list of the deferred tools the turn
+// may load.
+func manifestBlock(o *mcp.Offer) string {
+	if o == nil {
+		return ""
+	}
+	man := o.Manifest()
+	if man == "" {
+		return ""
+	}
+	return "## extended tools\nThese tools are available but not loaded; call load_tools with their names to use them (from your next step on).\n" + man
 }

@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"fmt"
+
+	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/window"
+)
+
+// ApplyModel sets on o what is known of the model spec runs: its price
+// (what keeps the cost budget) and its context window (the guard), from
+// caps (nil when nothing is known), and the caps of the config file f's
+// [stream] table (a table left out keeps the engine's defaults). A cost
+// budget (o.Budget.Cost) without a price is refused — never a budget
+// silently not kept; a scripted model has none.
+func ApplyModel(o *loop.Options, spec provider.Spec, caps *provider.Capabilities, f *config.File) error {
+	if f != nil {
+		o.MaxRoundOutput, o.MaxCallArgs = f.Stream.MaxRoundOutput, f.Stream.MaxCallArguments
+	}
+	if caps == nil || spec.Provider == "scripted" {
+		if o.Budget.Cost > 0 {
+			return fmt.Errorf("--max-cost needs a price for %s, and none is known; drop --max-cost, or budget the turn with --max-tokens or --timeout", spec)
+		}
+		return nil
+	}
+	o.Price = caps.LoopPrice()
+	if o.Budget.Cost > 0 && o.Price == (loop.Price{}) {
+		return fmt.Errorf("--max-cost needs a price for %s; set one in the config file (rein models shows what is known)", spec)
+	}
+	c := *caps
+	// Reserve what a call may really produce, not the model's maximum.
+	if o.MaxOutputTokens > 0 {
+		c.MaxOutput = o.MaxOutputTokens
+	} else if c.MaxOutput > 16_384 {
+		c.MaxOutput = 16_384
+	}
+	w, err := Window(spec, c)
+	if err != nil {
+		return fmt.Errorf("context window for %s: %w", spec, err)
+	}
+	o.Window = w
+	return nil
+}
+
+// Window returns the context window keeper of a model, from what is known
+// about it: the turn engine's loop.Options.Window.
+func Window(spec provider.Spec, caps provider.Capabilities) (*window.Window, error) {
+	return window.New(window.Config{
+		Model:           spec.Model,
+		Window:          caps.ContextWindow,
+		WindowEstimated: caps.IsEstimated("context_window"),
+		MaxOutput:       caps.MaxOutput,
+	})
+}
