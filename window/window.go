@@ -61,7 +61,8 @@ type Config struct {
 }
 
 // Window keeps requests to one model within its context window. It
-// implements guard.Window (loop.Options.Window); one Window serves any number of turns at once.
+// implements guard.Window (loop.Options.Window); one Window serves any
+// number of turns at once.
 type Window struct {
 	c     Config
 	exact bool
