@@ -125,7 +125,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/sandbox"
-	"github.com/reinhq/rein/tools/mcp"
 )
 
 // File is the parsed configuration file.
@@ -150,11 +149,39 @@ type File struct {
 	Path string `toml:"-"`
 }
 
-// MCP is the [mcp] table: servers by name, each as in mcp.ServerConfig
-// ([mcp.servers.NAME] with command/args/env or url/headers, start_timeout,
-// call_timeout, trusted).
+// MCP is the [mcp] table: servers by name ([mcp.servers.NAME]).
 type MCP struct {
-	Servers map[string]mcp.ServerConfig `toml:"servers"`
+	Servers map[string]MCPServer `toml:"servers"`
+}
+
+// MCPServer is one [mcp.servers.NAME] table. Its fields are those of
+// tools/mcp.ServerConfig, in the same order, so the command converts one
+// to the other (mcp.ServerConfig(s)) and the compiler keeps the two alike;
+// the file is read without linking the MCP client. tools/mcp checks the
+// values when the server starts.
+type MCPServer struct {
+	// Name is the table's key; the command sets it.
+	Name string `toml:"name"`
+
+	// Command and Args start a stdio server; Env is added to its
+	// environment ($VAR and ${VAR} expanded from rein's), Dir is its
+	// working directory.
+	Command string            `toml:"command"`
+	Args    []string          `toml:"args"`
+	Env     map[string]string `toml:"env"`
+	Dir     string            `toml:"dir"`
+
+	// URL is the endpoint of a streamable HTTP server; Headers are sent
+	// with every request, expanded like Env.
+	URL     string            `toml:"url"`
+	Headers map[string]string `toml:"headers"`
+
+	// StartTimeout bounds starting the server, CallTimeout one tool call
+	// (zero: tools/mcp's defaults).
+	StartTimeout time.Duration `toml:"start_timeout"`
+	CallTimeout  time.Duration `toml:"call_timeout"`
+	// Trusted tools run without asking the user (see tools/mcp).
+	Trusted bool `toml:"trusted"`
 }
 
 // Sandbox is the [sandbox] table. Its limits mean what sandbox.Limits'

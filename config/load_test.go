@@ -533,3 +533,33 @@ func TestLoadNamesTheFileAndTheSandboxKey(t *testing.T) {
 		t.Errorf("error %v, want one naming %s, the table, the key and the pattern", err, p)
 	}
 }
+
+func TestParseReadsTheMCPTable(t *testing.T) {
+	f, err := Parse(`
+[mcp.servers.github]
+command = "github-mcp-server"
+args    = ["stdio"]
+env     = { GITHUB_PERSONAL_ACCESS_TOKEN = "$GITHUB_TOKEN" }
+dir     = "/srv"
+trusted = true
+
+[mcp.servers.docs]
+url           = "http://127.0.0.1:8931/mcp"
+headers       = { Authorization = "Bearer $DOCS_TOKEN" }
+start_timeout = "5s"
+call_timeout  = "2m"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]MCPServer{
+		"github": {Command: "github-mcp-server", Args: []string{"stdio"}, Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "$GITHUB_TOKEN"}, Dir: "/srv", Trusted: true},
+		"docs":   {URL: "http://127.0.0.1:8931/mcp", Headers: map[string]string{"Authorization": "Bearer $DOCS_TOKEN"}, StartTimeout: 5 * time.Second, CallTimeout: 2 * time.Minute},
+	}
+	if !reflect.DeepEqual(f.MCP.Servers, want) {
+		t.Errorf("got  %+v\nwant %+v", f.MCP.Servers, want)
+	}
+	if _, err := Parse("[mcp.servers.x]\ncomand = \"srv\""); err == nil || !strings.Contains(err.Error(), "mcp.servers.x.comand") {
+		t.Errorf("a misspelt key: error %v, want one naming mcp.servers.x.comand", err)
+	}
+}

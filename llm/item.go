@@ -30,6 +30,10 @@ const (
 	OriginMarker Origin = "marker"
 	// OriginSteer marks input the user added while the turn was running.
 	OriginSteer Origin = "steer"
+	// OriginCompaction marks a compaction: the handoff summary that stands
+	// for the history before it (DESIGN §8). Requests start from the latest
+	// one, in the turn that wrote it and in later turns.
+	OriginCompaction Origin = "compaction"
 )
 
 // Item is one entry of history: a user message, an assistant message (text,

@@ -30,6 +30,10 @@ const (
 	PhaseExplore Phase = "explore"
 	PhaseSettle  Phase = "settle"
 	PhaseFinal   Phase = "final"
+	// PhaseCompact is the model call that writes a handoff summary
+	// (guard.History.Summarize). It is not a round of the turn: it is not
+	// counted against the round budgets, only its usage is.
+	PhaseCompact Phase = "compact"
 )
 
 // Request is one model call.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/guard"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/tool"
@@ -137,7 +138,7 @@ type nopWindow struct{}
 func (nopWindow) Guard() loop.Guard                     { return nopGuard{} }
 func (nopWindow) Cap(res llm.Result) llm.Result         { return res }
 func (nopGuard) Observe(llm.Usage) *event.ContextReport { return nil }
-func (nopGuard) Fit(context.Context, *loop.History, bool) error {
+func (nopGuard) Fit(context.Context, guard.History, bool) error {
 	return nil
 }
 
@@ -476,7 +477,7 @@ func (shortenWindow) Cap(res llm.Result) llm.Result { return res }
 type shortenGuard struct{}
 
 func (shortenGuard) Observe(llm.Usage) *event.ContextReport { return nil }
-func (shortenGuard) Fit(_ context.Context, h *loop.History, _ bool) error {
+func (shortenGuard) Fit(_ context.Context, h guard.History, _ bool) error {
 	old := h.Request().Items[2].Result()
 	short := *old
 	short.Content = "[shortened]"

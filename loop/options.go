@@ -125,25 +125,9 @@ type Budget struct {
 	Time time.Duration
 }
 
-// Price is a model's price per million tokens, in US dollars.
-type Price struct {
-	InputPerM  float64 `json:"input_per_m" toml:"input_per_m"`
-	OutputPerM float64 `json:"output_per_m" toml:"output_per_m"`
-	CachedPerM float64 `json:"cached_per_m,omitempty" toml:"cached_per_m"`
-}
-
-// Cost returns the price of u.
-func (p Price) Cost(u llm.Usage) float64 {
-	cached := u.CachedInputTokens
-	if cached > u.InputTokens {
-		cached = u.InputTokens
-	}
-	cachedPrice := p.CachedPerM
-	if cachedPrice == 0 {
-		cachedPrice = p.InputPerM
-	}
-	return (float64(u.InputTokens-cached)*p.InputPerM + float64(cached)*cachedPrice + float64(u.OutputTokens)*p.OutputPerM) / 1e6
-}
+// Price is the model's price per million tokens (llm.Price, where it
+// belongs with the model); the name stays for Options.Price's callers.
+type Price = llm.Price
 
 // Waiter answers a pause while the turn waits in process.
 type Waiter interface {

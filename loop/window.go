@@ -7,51 +7,33 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/guard"
 	"github.com/reinhq/rein/llm"
 )
 
-// OriginCompaction marks a compaction: a user-role item holding the handoff
-// summary that stands for the history before it (DESIGN §8). Requests start
-// from the latest one, in the turn that wrote it and in later turns.
-const OriginCompaction llm.Origin = "compaction"
+// OriginCompaction marks a compaction (llm.OriginCompaction).
+const OriginCompaction = llm.OriginCompaction
 
-// PhaseCompact is the phase of the model call that writes a handoff
-// summary. It is not a round of the turn: it is not counted against the
-// round budgets, only its usage is.
-const PhaseCompact llm.Phase = "compact"
+// PhaseCompact is the phase of the call that writes a handoff summary
+// (llm.PhaseCompact).
+const PhaseCompact = llm.PhaseCompact
 
-// Window keeps a turn's requests within the model's context window (DESIGN
-// §8). Package window implements it.
-type Window interface {
-	// Guard returns the guard of one run of a turn (started, resumed, or a
-	// manual compaction).
-	Guard() Guard
-	// Cap returns a tool result shortened to be recorded: head and tail
-	// kept, a marker between (DESIGN §8).
-	Cap(res llm.Result) llm.Result
-}
+// Window keeps a turn's requests within the model's context window
+// (guard.Window; package window implements it).
+type Window = guard.Window
 
-// Guard watches one turn's context. The engine calls it from the turn's
-// goroutine, one call at a time.
-type Guard interface {
-	// Fit is called before each model request. It may shorten items or
-	// compact the history through h, and returns an error (of kind
-	// llm.ContextWindowExceeded) rather than let a request known to be too
-	// big go out. With force it compacts whatever the count says: the
-	// provider refused the request as too long, or the user asked.
-	Fit(ctx context.Context, h *History, force bool) error
-	// Observe is called after each model request with the usage the
-	// provider reported (zero when none). It returns the request's budget
-	// report for the Context event, or nil.
-	Observe(u llm.Usage) *event.ContextReport
-}
+// Guard watches one turn's context (guard.Guard).
+type Guard = guard.Guard
 
-// History is what a Guard sees of a turn and may change: the request about
-// to be sent, whose Items are the turn's history (shared, not copied).
+// History is what a Guard sees of a turn and may change (guard.History):
+// the request about to be sent, whose Items are the turn's history
+// (shared, not copied).
 type History struct {
 	r   *run
 	req *llm.Request
 }
+
+var _ guard.History = (*History)(nil)
 
 // Request returns the request about to be sent. Its Items are the history;
 // the guard must not modify them except through History's methods.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/config"
-	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/llm"
 )
 
 // ReplayRule says how a model's reasoning goes back to it on later rounds
@@ -46,7 +46,7 @@ type Capabilities struct {
 	ParallelCalls   bool       `json:"parallel_calls"`
 	ReasoningReplay ReplayRule `json:"reasoning_replay"`
 	// Price is nil when unknown; a cost budget then cannot be enforced.
-	Price *loop.Price `json:"price,omitempty"`
+	Price *llm.Price `json:"price,omitempty"`
 	// Estimated lists the fields above that are guesses.
 	Estimated []string `json:"estimated,omitempty"`
 	// Source says where the values come from: "built-in", "config" or
@@ -59,9 +59,9 @@ func (c *Capabilities) IsEstimated(field string) bool { return slices.Contains(c
 
 // LoopPrice returns the price for loop.Options.Price: the zero price when
 // unknown.
-func (c *Capabilities) LoopPrice() loop.Price {
+func (c *Capabilities) LoopPrice() llm.Price {
 	if c.Price == nil {
-		return loop.Price{}
+		return llm.Price{}
 	}
 	return *c.Price
 }
@@ -103,7 +103,7 @@ func (c *Capabilities) apply(o config.Capabilities) {
 		set = append(set, "reasoning_replay")
 	}
 	if o.Price != nil {
-		c.Price = &loop.Price{InputPerM: o.Price.InputPerM, OutputPerM: o.Price.OutputPerM, CachedPerM: o.Price.CachedPerM}
+		c.Price = &llm.Price{InputPerM: o.Price.InputPerM, OutputPerM: o.Price.OutputPerM, CachedPerM: o.Price.CachedPerM}
 		set = append(set, "price")
 	}
 	if len(set) == 0 && len(o.Estimated) == 0 {
@@ -123,8 +123,8 @@ type KnownModel struct {
 	Caps   Capabilities
 }
 
-func price(in, out, cached float64) *loop.Price {
-	return &loop.Price{InputPerM: in, OutputPerM: out, CachedPerM: cached}
+func price(in, out, cached float64) *llm.Price {
+	return &llm.Price{InputPerM: in, OutputPerM: out, CachedPerM: cached}
 }
 
 // knownModels is the built-in table: published limits and list prices

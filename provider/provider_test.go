@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/config"
-	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/llm"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -109,18 +109,18 @@ func TestResolve(t *testing.T) {
 		toolMode  string
 		ctx       int
 		replay    ReplayRule
-		price     loop.Price
+		price     llm.Price
 		estimated []string
 		source    string
 	}{
-		{"built-in model", Spec{"openai", "gpt-5-mini"}, "", "openai", "", "native", 400_000, ReplayEncrypted, loop.Price{InputPerM: 1, OutputPerM: 2}, []string{"price"}, "config"},
-		{"dated variant", Spec{"anthropic", "claude-sonnet-4-5-20250929"}, "", "anthropic", "", "native", 200_000, ReplaySigned, loop.Price{InputPerM: 3, OutputPerM: 15, CachedPerM: 0.3}, nil, "built-in"},
-		{"OpenAI over Chat returns no reasoning", Spec{"openai-chat", "gpt-5"}, "", "openai-chat", "", "native", 400_000, ReplayNone, loop.Price{InputPerM: 1.25, OutputPerM: 10, CachedPerM: 0.125}, nil, "built-in"},
-		{"deepseek base url", Spec{"deepseek", "deepseek-reasoner"}, "", "openai-chat", "https://api.deepseek.com", "native", 128_000, ReplayToolTurn, loop.Price{InputPerM: 0.28, OutputPerM: 0.42, CachedPerM: 0.028}, []string{"parallel_calls", "price"}, "built-in"},
-		{"unknown model", Spec{"openai", "gpt-9"}, "http://127.0.0.1:1/v1", "openai", "http://127.0.0.1:1/v1", "native", 128_000, ReplayEncrypted, loop.Price{}, config.Fields, "default"},
-		{"configured text mode", Spec{"local", "qwen3"}, "", "openai-chat", "http://127.0.0.1:9/v1", "text", 32_768, ReplayToolTurn, loop.Price{InputPerM: 0.1, OutputPerM: 0.2},
+		{"built-in model", Spec{"openai", "gpt-5-mini"}, "", "openai", "", "native", 400_000, ReplayEncrypted, llm.Price{InputPerM: 1, OutputPerM: 2}, []string{"price"}, "config"},
+		{"dated variant", Spec{"anthropic", "claude-sonnet-4-5-20250929"}, "", "anthropic", "", "native", 200_000, ReplaySigned, llm.Price{InputPerM: 3, OutputPerM: 15, CachedPerM: 0.3}, nil, "built-in"},
+		{"OpenAI over Chat returns no reasoning", Spec{"openai-chat", "gpt-5"}, "", "openai-chat", "", "native", 400_000, ReplayNone, llm.Price{InputPerM: 1.25, OutputPerM: 10, CachedPerM: 0.125}, nil, "built-in"},
+		{"deepseek base url", Spec{"deepseek", "deepseek-reasoner"}, "", "openai-chat", "https://api.deepseek.com", "native", 128_000, ReplayToolTurn, llm.Price{InputPerM: 0.28, OutputPerM: 0.42, CachedPerM: 0.028}, []string{"parallel_calls", "price"}, "built-in"},
+		{"unknown model", Spec{"openai", "gpt-9"}, "http://127.0.0.1:1/v1", "openai", "http://127.0.0.1:1/v1", "native", 128_000, ReplayEncrypted, llm.Price{}, config.Fields, "default"},
+		{"configured text mode", Spec{"local", "qwen3"}, "", "openai-chat", "http://127.0.0.1:9/v1", "text", 32_768, ReplayToolTurn, llm.Price{InputPerM: 0.1, OutputPerM: 0.2},
 			[]string{"max_output", "parallel_calls", "reasoning_replay"}, "config"},
-		{"router prefix finds the table", Spec{"router", "openai/gpt-5-mini"}, "", "openai-chat", "https://router.example/v1", "native", 400_000, ReplayNone, loop.Price{InputPerM: 0.25, OutputPerM: 2, CachedPerM: 0.025}, nil, "built-in"},
+		{"router prefix finds the table", Spec{"router", "openai/gpt-5-mini"}, "", "openai-chat", "https://router.example/v1", "native", 400_000, ReplayNone, llm.Price{InputPerM: 0.25, OutputPerM: 2, CachedPerM: 0.025}, nil, "built-in"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Config{Getenv: env(keys), File: mustParse(t, localConfig)}
@@ -281,7 +281,7 @@ func TestListShowsBuiltInAndConfigured(t *testing.T) {
 		t.Errorf("local: %+v", local)
 	}
 	for _, m := range list[0].Models {
-		if m.Name == "gpt-5-mini" && (m.Caps.LoopPrice() != loop.Price{InputPerM: 1, OutputPerM: 2} || !m.Caps.IsEstimated("price")) {
+		if m.Name == "gpt-5-mini" && (m.Caps.LoopPrice() != llm.Price{InputPerM: 1, OutputPerM: 2} || !m.Caps.IsEstimated("price")) {
 			t.Errorf("the config override of gpt-5-mini is not listed: %+v", m.Caps)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 const sampleBytes = 8 << 10
 
 // Cap returns a tool result shortened to about Config.ResultCap tokens to
-// be recorded (loop.Window, DESIGN §8): the head and the tail are kept and a
+// be recorded (guard.Window, DESIGN §8): the head and the tail are kept and a
 // marker between says how much was cut and how to see it.
 func (w *Window) Cap(res llm.Result) llm.Result {
 	limit := w.c.ResultCap

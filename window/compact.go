@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/reinhq/rein/guard"
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/loop"
 )
 
 // summaryPrompt asks the model for the handoff summary (DESIGN §8): what
@@ -37,7 +37,7 @@ const (
 // user's recent messages verbatim and the current round: the latest
 // assistant item of the turn with its calls and results, and what followed.
 // It refuses, without calling the model, when even that would not fit.
-func (g *guard) compact(ctx context.Context, h *loop.History, segs [numSegments]int, reserve int) error {
+func (g *keeper) compact(ctx context.Context, h guard.History, segs [numSegments]int, reserve int) error {
 	req := h.Request()
 	items := req.Items
 	keepFrom := len(items)
@@ -97,7 +97,7 @@ func (g *guard) compact(ctx context.Context, h *loop.History, segs [numSegments]
 // their tokens: every message of the current turn (from turnStart), and
 // earlier ones, newest first, while they fit KeepUserTokens. Messages an
 // earlier compaction quoted count as the user's.
-func (g *guard) quotes(items []llm.Item, turnStart int) ([]string, int) {
+func (g *keeper) quotes(items []llm.Item, turnStart int) ([]string, int) {
 	var out []string
 	tokens, earlier := 0, 0
 	full := false
@@ -112,7 +112,7 @@ func (g *guard) quotes(items []llm.Item, turnStart int) ([]string, int) {
 			if t := strings.TrimSpace(it.Text()); t != "" {
 				texts = []string{t}
 			}
-		case loop.OriginCompaction:
+		case llm.OriginCompaction:
 			for _, p := range it.Parts {
 				if t, ok := strings.CutPrefix(p.Text, quotePrefix); ok && p.Kind == llm.PartText {
 					texts = append(texts, t)
@@ -143,7 +143,7 @@ func (g *guard) quotes(items []llm.Item, turnStart int) ([]string, int) {
 // callable. When that is too big for the window the oldest items are left
 // out, cut before an assistant item so every result keeps its call, and a
 // note says so.
-func (g *guard) summaryRequest(req *llm.Request, segs [numSegments]int) (*llm.Request, error) {
+func (g *keeper) summaryRequest(req *llm.Request, segs [numSegments]int) (*llm.Request, error) {
 	items := req.Items
 	fixed := g.estimate(segs) - g.led.total() + g.w.k.text(summaryPrompt) + itemOverhead
 	rest := g.led.total()
@@ -188,7 +188,7 @@ func (g *guard) summaryRequest(req *llm.Request, segs [numSegments]int) (*llm.Re
 const leftOut = "[rein] The earliest part of this conversation is left out here to fit the context window; the user's messages are kept verbatim elsewhere."
 
 // estimate sums input segments.
-func (g *guard) estimate(segs [numSegments]int) int {
+func (g *keeper) estimate(segs [numSegments]int) int {
 	n := 0
 	for s := range inputSegments {
 		n += segs[s]

@@ -7,14 +7,14 @@ import (
 	"slices"
 
 	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/guard"
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/loop"
 )
 
-// guard is one turn run's context keeper (loop.Guard). It counts
+// keeper is one turn run's context guard (guard.Guard). It counts
 // incrementally: the ledger holds every item's count, the system prompt and
 // the tool definitions are counted again only when they change.
-type guard struct {
+type keeper struct {
 	w   *Window
 	led ledger
 
@@ -40,17 +40,17 @@ type guard struct {
 	ratio         float64
 }
 
-var _ loop.Guard = (*guard)(nil)
+var _ guard.Guard = (*keeper)(nil)
 
-func (w *Window) newGuard() *guard {
-	return &guard{w: w, led: ledger{k: w.k, classify: w.c.Classify}, ratio: 1}
+func (w *Window) newGuard() *keeper {
+	return &keeper{w: w, led: ledger{k: w.k, classify: w.c.Classify}, ratio: 1}
 }
 
-// Fit keeps the request about to be sent under the threshold (loop.Guard):
+// Fit keeps the request about to be sent under the threshold (guard.Guard):
 // first the largest old tool results are shortened, then the history is
 // compacted through the model; a request that still does not fit the
 // window is refused with llm.ContextWindowExceeded.
-func (g *guard) Fit(ctx context.Context, h *loop.History, force bool) error {
+func (g *keeper) Fit(ctx context.Context, h guard.History, force bool) error {
 	req := h.Request()
 	segs, est := g.count(req, h.Edited())
 	reserve := g.reserve(req)
@@ -94,10 +94,10 @@ func (g *guard) Fit(ctx context.Context, h *loop.History, force bool) error {
 	return nil
 }
 
-// Observe reports the request Fit let through (loop.Guard): the input is
+// Observe reports the request Fit let through (guard.Guard): the input is
 // the provider's count when it reported one, which also calibrates the
 // estimates of the requests to come.
-func (g *guard) Observe(u llm.Usage) *event.ContextReport {
+func (g *keeper) Observe(u llm.Usage) *event.ContextReport {
 	if !g.last.ok {
 		return nil
 	}
@@ -116,7 +116,7 @@ func (g *guard) Observe(u llm.Usage) *event.ContextReport {
 
 // count brings the counts up to req and returns its input segments and
 // their sum (the estimate).
-func (g *guard) count(req *llm.Request, edited []int) (segs [numSegments]int, est int) {
+func (g *keeper) count(req *llm.Request, edited []int) (segs [numSegments]int, est int) {
 	g.led.sync(req.Items, edited)
 	if !g.sysCached || req.System != g.system {
 		g.system, g.sysCached = req.System, true
@@ -138,7 +138,7 @@ func (g *guard) count(req *llm.Request, edited []int) (segs [numSegments]int, es
 // input returns what the provider will count for a request estimated at
 // est: the last reported count plus the scaled estimate of what changed
 // since, or the scaled estimate when nothing was reported.
-func (g *guard) input(est int) int {
+func (g *keeper) input(est int) int {
 	if g.measured {
 		return max(g.sent+int(g.ratio*float64(est-g.sentEst)), 0)
 	}
@@ -146,14 +146,14 @@ func (g *guard) input(est int) int {
 }
 
 // reserve returns the room kept for the answer.
-func (g *guard) reserve(req *llm.Request) int {
+func (g *keeper) reserve(req *llm.Request) int {
 	if req.MaxOutputTokens > 0 {
 		return req.MaxOutputTokens
 	}
 	return g.w.c.MaxOutput
 }
 
-func (g *guard) keep(segs [numSegments]int, est, reserve int) {
+func (g *keeper) keep(segs [numSegments]int, est, reserve int) {
 	g.last.ok, g.last.segs, g.last.est, g.last.reserve = true, segs, est, reserve
 }
 
@@ -179,7 +179,7 @@ func (w *Window) systemSegments(system string) [numSegments]int {
 }
 
 // tooBig is the error of a request that cannot fit.
-func (g *guard) tooBig(input, reserve int) error {
+func (g *keeper) tooBig(input, reserve int) error {
 	name := g.w.c.Model
 	if name == "" {
 		name = "the model"

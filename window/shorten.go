@@ -3,8 +3,8 @@ package window
 import (
 	"fmt"
 
+	"github.com/reinhq/rein/guard"
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/loop"
 )
 
 // candidate is an old tool result the guard may shorten.
@@ -16,7 +16,7 @@ type candidate struct{ i, tokens int }
 // limit (a tenth of the window below it, so the next rounds do not shorten
 // again at once). It returns how many it shortened and about how many
 // tokens it cut.
-func (g *guard) shorten(h *loop.History, used, limit int) (n, cut int) {
+func (g *keeper) shorten(h guard.History, used, limit int) (n, cut int) {
 	items := h.Request().Items
 	last := lastAssistant(items)
 	keep := g.w.c.ShortenTo
@@ -48,7 +48,7 @@ func (g *guard) shorten(h *loop.History, used, limit int) (n, cut int) {
 
 // shortened returns the tool result at i cut in the middle, with a marker
 // that says how to see it whole again: the same call.
-func (g *guard) shortened(items []llm.Item, i int) (llm.Item, bool) {
+func (g *keeper) shortened(items []llm.Item, i int) (llm.Item, bool) {
 	res := items[i].Result()
 	if res == nil {
 		return llm.Item{}, false

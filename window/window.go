@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/reinhq/rein/guard"
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/loop"
 )
 
 // Defaults of a Window (DESIGN §8).
@@ -61,14 +61,15 @@ type Config struct {
 }
 
 // Window keeps requests to one model within its context window. It
-// implements loop.Window; one Window serves any number of turns at once.
+// implements guard.Window (loop.Options.Window); one Window serves any
+// number of turns at once.
 type Window struct {
 	c     Config
 	exact bool
 	k     *costs
 }
 
-var _ loop.Window = (*Window)(nil)
+var _ guard.Window = (*Window)(nil)
 
 // New returns a Window, or an error saying which setting is wrong.
 func New(c Config) (*Window, error) {
@@ -111,8 +112,8 @@ func New(c Config) (*Window, error) {
 	return w, nil
 }
 
-// Guard returns the guard of one turn run (loop.Window).
-func (w *Window) Guard() loop.Guard { return w.newGuard() }
+// Guard returns the guard of one turn run (guard.Window).
+func (w *Window) Guard() guard.Guard { return w.newGuard() }
 
 // Estimated reports whether the window or the counter is a guess.
 func (w *Window) Estimated() bool {

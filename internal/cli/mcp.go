@@ -25,7 +25,7 @@ func startMCP(ctx context.Context, logw io.Writer, f *config.File) (*mcp.Manager
 	sort.Strings(names)
 	cfgs := make([]mcp.ServerConfig, 0, len(names))
 	for _, n := range names {
-		c := f.MCP.Servers[n]
+		c := mcp.ServerConfig(f.MCP.Servers[n])
 		c.Name = n
 		cfgs = append(cfgs, c)
 	}

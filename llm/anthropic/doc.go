@@ -1,7 +1,7 @@
 // Package anthropic is rein's adapter for the Anthropic Messages API, built on
 // the official SDK's types (github.com/anthropics/anthropic-sdk-go/v2): they
 // encode the request and read error bodies and whole responses. The requests
-// go out through net/http and the event stream is read with internal/sse and
+// go out through net/http and the event stream is read with llm/internal/sse and
 // gjson, as the SDK's client and decoder did but faster (transport.go,
 // stream.go; checked against the SDK's client on every recorded exchange).
 //

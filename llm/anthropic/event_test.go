@@ -19,9 +19,9 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 	"github.com/tidwall/gjson"
 
-	"github.com/reinhq/rein/internal/sse"
 	"github.com/reinhq/rein/internal/testkit"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/internal/sse"
 )
 
 // callRun is what a call produced: its events and the error that ended it,

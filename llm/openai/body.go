@@ -11,8 +11,8 @@ import (
 
 	"github.com/openai/openai-go/v3/packages/param"
 
-	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/internal/jsontext"
 	"github.com/reinhq/rein/llm/textcall"
 )
 

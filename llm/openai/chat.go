@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/reinhq/rein/internal/sse"
+	"github.com/reinhq/rein/llm/internal/sse"
 
 	"github.com/reinhq/rein/llm"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/internal/jsontext"
 	"github.com/reinhq/rein/llm/textcall"
 )
 

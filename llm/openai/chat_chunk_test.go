@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reinhq/rein/internal/sse"
 	"github.com/reinhq/rein/internal/testkit"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/internal/sse"
 )
 
 // chunkRun is what one way of reading a response produced.

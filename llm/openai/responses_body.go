@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/internal/jsontext"
 	"github.com/reinhq/rein/llm/textcall"
 )
 

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reinhq/rein/internal/sse"
 	"github.com/reinhq/rein/internal/testkit"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/internal/sse"
 )
 
 // readEventsBoth reads a Responses stream's events through readData and

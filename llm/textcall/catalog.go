@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/internal/jsontext"
 )
 
 // typeSet is the set of JSON types a schema declares.

@@ -5,8 +5,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/reinhq/rein/internal/jsontext"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/internal/jsontext"
 )
 
 // state says where in the markup the filter is.

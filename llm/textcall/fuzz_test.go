@@ -11,7 +11,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/think"
 
-	"github.com/reinhq/rein/internal/jsontext"
+	"github.com/reinhq/rein/llm/internal/jsontext"
 )
 
 func addSeeds(f *testing.F, add func(in string, inside bool)) {

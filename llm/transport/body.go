@@ -4,8 +4,8 @@ import (
 	"errors"
 	"io"
 
-	"github.com/reinhq/rein/internal/sse"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/internal/sse"
 )
 
 // MaxBody bounds a whole (not streamed) response body: an answer is a few
