@@ -82,7 +82,7 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			model, err := provider.Open(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
+			model, err := provider.Open(spec, f.providerConfig(cfg, cmd.ErrOrStderr()))
 			if err != nil {
 				return usageError(err)
 			}

@@ -48,7 +48,7 @@ func newChatCmd() *cobra.Command {
 			}
 			// Opened here only to refuse a model that cannot run before the
 			// screen is taken; each thread opens its own for its turns.
-			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
+			r, err := provider.Resolve(spec, f.providerConfig(cfg, cmd.ErrOrStderr()))
 			if err != nil {
 				return usageError(err)
 			}
@@ -90,7 +90,7 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 	}
 	o := f.options()
 	b := &serveBackend{
-		f:   &serveFlags{model: spec.String(), baseURL: f.baseURL, approval: f.approval, maxRounds: f.maxRounds},
+		f:   &serveFlags{model: spec.String(), baseURL: f.baseURL, approval: f.approval, maxRounds: f.maxRounds, request: f.request()},
 		dir: dir, logw: cmd.ErrOrStderr(), cfg: file, st: st, mcp: mcpm, noStream: f.noStream,
 		base:    loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget},
 		compose: &f.tools,

@@ -41,6 +41,8 @@ type serveFlags struct {
 	// and the loosest a thread may ask for; "" is workspace-write.
 	sandbox   string
 	maxRounds int
+	// request is chat's request settings by flag (turnFlags.request).
+	request config.Request
 	// allowedHosts and allowedOrigins are what the WebSocket endpoint
 	// answers besides loopback names and its own origin.
 	allowedHosts, allowedOrigins []string
@@ -312,7 +314,7 @@ func (b *serveBackend) model(th session.Thread, spec provider.Spec) (modelCaps, 
 	if m, ok := b.models[th.ID]; ok {
 		return m, nil
 	}
-	r, err := provider.Resolve(spec, provider.Config{BaseURL: b.f.baseURL, NoStream: b.noStream, File: b.cfg})
+	r, err := provider.Resolve(spec, provider.Config{BaseURL: b.f.baseURL, NoStream: b.noStream, File: b.cfg, Request: b.f.request, Warn: warnTo(b.logw)})
 	if err != nil {
 		return modelCaps{}, err
 	}
