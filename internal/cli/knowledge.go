@@ -31,6 +31,8 @@ type knowledge struct {
 	mcp       *mcp.Offer   // the deferred tools the turn may load
 	kbs       []string
 	workspace string
+	// cronScheduled wakes the process's cron scheduler after a job is added.
+	cronScheduled func()
 
 	sources   []sources.Source
 	skills    *skills.Catalog
@@ -49,7 +51,7 @@ var errNoStore = errors.New("no store is open for this command")
 // files that cannot be read are an error: the user named them. Everything
 // else that fails only leaves its tools out (the gates fail closed).
 func loadKnowledge(ctx context.Context, f *toolFlags, ws *sandbox.Workspace) (*knowledge, error) {
-	k := &knowledge{st: f.st, kbs: f.kbs, workspace: ws.Dir(), mcp: f.offer}
+	k := &knowledge{st: f.st, kbs: f.kbs, workspace: ws.Dir(), mcp: f.offer, cronScheduled: f.cronScheduled}
 	srcs, err := sources.Load(f.attach)
 	if err != nil {
 		return nil, err
@@ -74,7 +76,7 @@ func (k *knowledge) tools() []tool.Tool {
 		if k.nbErr == nil {
 			out = append(out, notes.List(k.st, k.notebooks), notes.Write(k.st, k.notebooks, k.st.Items))
 		}
-		out = append(out, cron.New(k.st, cron.Options{}))
+		out = append(out, cron.New(k.st, cron.Options{Scheduled: k.cronScheduled}))
 	}
 	if k.skills != nil {
 		out = append(out, skills.Read(k.skills))

@@ -140,6 +140,9 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	cronCtx, stopCron := context.WithCancel(ctx)
 	cronDone := make(chan struct{})
 	crons := &cron.Scheduler{
+		// A cron tool of this server wakes it (composeThreadTools), so a
+		// job it adds runs at its time; jobs other processes add are seen
+		// within the scheduler's poll.
 		Queue: st,
 		Start: func(ctx context.Context, fr cron.Firing) error {
 			_, err := sched.Start(ctx, fr.Job.Thread, llm.UserText(fr.Message()))
@@ -150,6 +153,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 				fr.Job.ID, fr.Job.Thread, fr.Due.Format(time.RFC3339), fr.Skipped, errSuffix(err))
 		},
 	}
+	b.cronWake = crons.Wake
 	go func() {
 		defer close(cronDone)
 		crons.Run(cronCtx)
@@ -204,6 +208,9 @@ type serveBackend struct {
 	st *store.Store
 	// mcp is the MCP servers of the config file, shared by every thread.
 	mcp *mcp.Manager
+	// cronWake wakes serve's scheduler of scheduled messages after a cron
+	// tool adds a job; nil (chat) has no scheduler to wake.
+	cronWake func()
 
 	mu     sync.Mutex
 	models map[string]modelCaps // by thread id
@@ -432,6 +439,7 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 		tf = new(*b.compose)
 	}
 	tf.approval, tf.enabled, tf.suppressed, tf.st, tf.mcp, tf.loaded, tf.offer = approval, c.EnableTools, c.DisableTools, b.st, b.mcp, nil, nil
+	tf.cronScheduled = b.cronWake
 	// The runner's limits go with the workspace's deny list: both are the
 	// config's.
 	tf.sandboxOpts = sandboxOptions(b.cfg)

@@ -45,6 +45,9 @@ type toolFlags struct {
 	// command before composing; nil leaves them out (their gates fail
 	// closed).
 	st *store.Store
+	// cronScheduled is told when the cron tool adds a job, so the
+	// process's scheduler (rein serve's) looks at it at once; nil for none.
+	cronScheduled func()
 	// mcp is the process's MCP servers, nil when none are configured:
 	// their tools are deferred, offered through load_tools.
 	mcp *mcp.Manager
