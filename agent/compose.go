@@ -61,6 +61,9 @@ type Composition struct {
 	// MCP is the MCP servers, nil when none are configured: their tools
 	// are deferred, offered through load_tools.
 	MCP *mcp.Manager
+	// CronScheduled is told when the cron tool adds a job, so the
+	// process's cron scheduler wakes for it (nil: it finds it by polling).
+	CronScheduled func()
 	// Detect finds this machine's isolation (nil: sandbox.Detect); tests
 	// replace it to see what each mode does with and without bubblewrap.
 	Detect func() sandbox.Report
@@ -223,7 +226,7 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	if c.MCP != nil {
 		out.Offer = c.MCP.Offer(c.Sandbox == sandbox.ModeReadOnly)
 	}
-	k, err := LoadKnowledge(ctx, ws, KnowledgeConfig{Store: c.Store, KBs: c.Tools.KBs, Attach: c.Tools.Attach, Offer: out.Offer})
+	k, err := LoadKnowledge(ctx, ws, KnowledgeConfig{Store: c.Store, KBs: c.Tools.KBs, Attach: c.Tools.Attach, Offer: out.Offer, CronScheduled: c.CronScheduled})
 	if err != nil {
 		return nil, err
 	}

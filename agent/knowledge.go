@@ -32,6 +32,8 @@ type Knowledge struct {
 	mcp       *mcp.Offer   // the deferred tools the turn may load
 	kbs       []string
 	workspace string
+	// cronScheduled wakes the process's cron scheduler after a job is added.
+	cronScheduled func()
 
 	sources   []sources.Source
 	skills    *skills.Catalog
@@ -57,6 +59,9 @@ type KnowledgeConfig struct {
 	Attach []string
 	// Offer is the deferred MCP tools the turn may load (nil: none).
 	Offer *mcp.Offer
+	// CronScheduled is told when the cron tool adds a job, so the
+	// process's cron scheduler wakes for it (nil: it finds it by polling).
+	CronScheduled func()
 }
 
 // LoadKnowledge reads what the tools and prompt of a turn in the workspace
@@ -64,7 +69,7 @@ type KnowledgeConfig struct {
 // them. Everything else that fails only leaves its tools out (the gates
 // fail closed).
 func LoadKnowledge(ctx context.Context, ws *sandbox.Workspace, c KnowledgeConfig) (*Knowledge, error) {
-	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), mcp: c.Offer}
+	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), mcp: c.Offer, cronScheduled: c.CronScheduled}
 	srcs, err := sources.Load(c.Attach)
 	if err != nil {
 		return nil, err
@@ -89,7 +94,7 @@ func (k *Knowledge) Tools() []tool.Tool {
 		if k.nbErr == nil {
 			out = append(out, notes.List(k.st, k.notebooks), notes.Write(k.st, k.notebooks, k.st.Items))
 		}
-		out = append(out, cron.New(k.st, cron.Options{}))
+		out = append(out, cron.New(k.st, cron.Options{Scheduled: k.cronScheduled}))
 	}
 	if k.skills != nil {
 		out = append(out, skills.Read(k.skills))

@@ -50,18 +50,19 @@
 // Each protocol takes only its own (RequestProtocols); another's is an
 // error, not silently ignored:
 //
-//	setting            protocols            value
-//	thinking_budget    anthropic            extended thinking budget in tokens: 0 (off) or at least 1024
-//	prompt_cache       anthropic            mark prompt-cache breakpoints: true or false
-//	max_tokens         anthropic            max_tokens when --max-output is not given: positive
-//	reasoning_effort   openai, openai-chat  minimal, low, medium or high
-//	reasoning_summary  openai               the Responses reasoning summary: auto, concise or detailed
-//	store              openai               keep responses on the server (store:true)
-//	token_param        openai-chat          the output cap's field: max_tokens or max_completion_tokens
-//	stream_usage       openai-chat          false leaves out stream_options.include_usage
-//	extra              openai, openai-chat  extra top-level request fields: a table of any values
-//	headers            openai, openai-chat  HTTP headers added to every request: a table of strings
-//	idle_timeout       all                  the longest silence of the server (before its headers, between two reads): a duration, default "5m"
+//	setting             protocols            value
+//	thinking_budget     anthropic            extended thinking budget in tokens: 0 (off) or at least 1024
+//	prompt_cache        anthropic            mark prompt-cache breakpoints: true or false
+//	max_tokens          anthropic            max_tokens when --max-output is not given: positive
+//	reasoning_effort    openai, openai-chat  none, minimal, low, medium, high, xhigh or max (which a model takes is the provider's to say)
+//	parallel_tool_calls all                  false asks for one call per response (parallel_tool_calls, Anthropic's disable_parallel_tool_use); default true
+//	reasoning_summary   openai               the Responses reasoning summary: auto, concise or detailed
+//	store               openai               keep responses on the server (store:true)
+//	token_param         openai-chat          the output cap's field: max_tokens or max_completion_tokens
+//	stream_usage        openai-chat          false leaves out stream_options.include_usage
+//	extra               openai, openai-chat  extra top-level request fields: a table of any values
+//	headers             openai, openai-chat  HTTP headers added to every request: a table of strings
+//	idle_timeout        all                  the longest silence of the server (before its headers, between two reads): a duration, default "5m"
 //
 // extra may not replace the fields rein writes itself (ReservedExtra).
 //
@@ -326,6 +327,9 @@ type Request struct {
 	MaxTokens *int `toml:"max_tokens" json:"max_tokens,omitempty"`
 	// ReasoningEffort is one of ReasoningEfforts (OpenAI protocols).
 	ReasoningEffort *string `toml:"reasoning_effort" json:"reasoning_effort,omitempty"`
+	// ParallelToolCalls false asks the model for at most one call per
+	// response; unset leaves rein's default, parallel calls allowed.
+	ParallelToolCalls *bool `toml:"parallel_tool_calls" json:"parallel_tool_calls,omitempty"`
 	// ReasoningSummary is one of ReasoningSummaries (the Responses API).
 	ReasoningSummary *string `toml:"reasoning_summary" json:"reasoning_summary,omitempty"`
 	// Store keeps responses on the server (the Responses API).
@@ -370,7 +374,9 @@ var ReplayRules = []string{"none", "encrypted", "signed", "tool-turn", "inline"}
 
 // Values of the enumerated request settings.
 var (
-	ReasoningEfforts   = []string{"minimal", "low", "medium", "high"}
+	// ReasoningEfforts are the values OpenAI's API takes; "none" turns
+	// reasoning off on the models that allow it.
+	ReasoningEfforts   = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
 	ReasoningSummaries = []string{"auto", "concise", "detailed"}
 	TokenParams        = []string{"max_tokens", "max_completion_tokens"}
 )
@@ -381,17 +387,18 @@ const MinThinkingBudget = 1024
 // RequestProtocols names, for each request setting, the protocols that
 // take it.
 var RequestProtocols = map[string][]string{
-	"thinking_budget":   {"anthropic"},
-	"prompt_cache":      {"anthropic"},
-	"max_tokens":        {"anthropic"},
-	"reasoning_effort":  {"openai", "openai-chat"},
-	"reasoning_summary": {"openai"},
-	"store":             {"openai"},
-	"token_param":       {"openai-chat"},
-	"stream_usage":      {"openai-chat"},
-	"extra":             {"openai", "openai-chat"},
-	"headers":           {"openai", "openai-chat"},
-	"idle_timeout":      {"openai", "openai-chat", "anthropic"},
+	"thinking_budget":     {"anthropic"},
+	"prompt_cache":        {"anthropic"},
+	"max_tokens":          {"anthropic"},
+	"reasoning_effort":    {"openai", "openai-chat"},
+	"parallel_tool_calls": {"openai", "openai-chat", "anthropic"},
+	"reasoning_summary":   {"openai"},
+	"store":               {"openai"},
+	"token_param":         {"openai-chat"},
+	"stream_usage":        {"openai-chat"},
+	"extra":               {"openai", "openai-chat"},
+	"headers":             {"openai", "openai-chat"},
+	"idle_timeout":        {"openai", "openai-chat", "anthropic"},
 }
 
 // ReservedExtra are request fields rein writes itself on every call; extra

@@ -168,6 +168,10 @@ func (m Model) check(at, protocol string) []error {
 	return append(m.Capabilities.check(at), m.Request.check(at, protocol)...)
 }
 
+// Names returns the names of the settings r gives, in the documented
+// order.
+func (r *Request) Names() []string { return r.set() }
+
 // set returns the names of the settings r gives, in RequestProtocols'
 // documented order.
 func (r *Request) set() []string {
@@ -181,6 +185,7 @@ func (r *Request) set() []string {
 	add(r.PromptCache != nil, "prompt_cache")
 	add(r.MaxTokens != nil, "max_tokens")
 	add(r.ReasoningEffort != nil, "reasoning_effort")
+	add(r.ParallelToolCalls != nil, "parallel_tool_calls")
 	add(r.ReasoningSummary != nil, "reasoning_summary")
 	add(r.Store != nil, "store")
 	add(r.TokenParam != nil, "token_param")
@@ -243,6 +248,13 @@ func (r *Request) check(at, protocol string) []error {
 		}
 	}
 	return errs
+}
+
+// Check validates the values of the request settings given at at (a table,
+// or the command line) and, when protocol is not empty, that the protocol
+// takes each of them.
+func (r *Request) Check(at, protocol string) error {
+	return errors.Join(r.check(at, protocol)...)
 }
 
 // CheckProtocol returns an error naming each request setting of table at

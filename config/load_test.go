@@ -112,8 +112,9 @@ headers          = { "X-Title" = "rein" }
 extra            = { chat_template_kwargs = { enable_thinking = true }, top_k = 20 }
 
 [providers.local.models.qwen3]
-reasoning_effort = "low"
-extra            = { chat_template_kwargs = { enable_thinking = false } }
+reasoning_effort    = "none"
+parallel_tool_calls = false
+extra               = { chat_template_kwargs = { enable_thinking = false } }
 
 [providers.resp]
 protocol          = "openai"
@@ -145,8 +146,8 @@ func TestParseReadsRequestSettings(t *testing.T) {
 					Extra:   map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": true}, "top_k": int64(20)},
 				},
 				Models: map[string]Model{"qwen3": {Request: Request{
-					ReasoningEffort: ptr("low"),
-					Extra:           map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": false}},
+					ReasoningEffort: ptr("none"), ParallelToolCalls: ptr(false),
+					Extra: map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": false}},
 				}}},
 			},
 			"resp": {
@@ -183,7 +184,7 @@ func TestParseRejectsRequestSettings(t *testing.T) {
 			[]string{`models."anthropic:claude-sonnet-4-5": thinking_budget 100`}},
 		{"zero max tokens", anth + "max_tokens = 0", []string{"providers.c: max_tokens 0: must be positive"}},
 		{"bad reasoning effort", resp + "reasoning_effort = \"extreme\"",
-			[]string{`providers.r: reasoning_effort "extreme": use one of minimal, low, medium, high`}},
+			[]string{`providers.r: reasoning_effort "extreme": use one of none, minimal, low, medium, high, xhigh, max`}},
 		{"bad reasoning summary", resp + "reasoning_summary = \"short\"",
 			[]string{`reasoning_summary "short": use one of auto, concise, detailed`}},
 		{"bad token param", chat + "token_param = \"max_output_tokens\"",

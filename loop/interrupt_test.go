@@ -92,6 +92,10 @@ func TestInterruptDuringTheStream(t *testing.T) {
 	if out.Items[1].Role != llm.RoleAssistant || out.Items[1].Text() == "" {
 		t.Errorf("partial text not kept: %+v", out.Items[1])
 	}
+	// The model was called and answered in part: the round counts.
+	if out.Rounds != 1 {
+		t.Errorf("rounds %d, want 1: the interrupted round was a model call", out.Rounds)
+	}
 }
 
 // inbox is a steer inbox for tests.

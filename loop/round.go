@@ -325,7 +325,9 @@ recv:
 		}
 	}
 	if ignored > 0 {
-		r.warn(event.WarnToolIgnored, "the model called tools in the forced final round; the calls were ignored")
+		// Named by this round's number: the count goes up only after it.
+		r.emit(event.Event{Type: event.Warning, Code: event.WarnToolIgnored, Round: n,
+			Content: "the model called tools in the forced final round; the calls were ignored"})
 	}
 	res.calls = streamed
 	r.streamed = streamed
@@ -337,7 +339,9 @@ recv:
 	// the budgets and the hard ceiling.
 	// A round cut at a cap or the deadline counts and is kept: the model
 	// did answer, and what it said is what it said.
-	res.counted = res.err == nil || disp != nil || res.capped || res.timedOut
+	// An interrupted round counts too: the model was called and answered
+	// in part.
+	res.counted = res.err == nil || disp != nil || res.capped || res.timedOut || res.interrupted
 	keep := len(item.Parts) > 0 && (res.err == nil || disp != nil || res.interrupted || res.capped || res.timedOut)
 	if keep {
 		if err := r.record(item); err != nil {

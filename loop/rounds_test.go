@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/loop"
@@ -128,6 +129,12 @@ func TestForcedRoundIgnoresCalls(t *testing.T) {
 	}
 	if !slices.Contains(ev.warnings(), "calls_ignored") {
 		t.Errorf("no calls_ignored warning; warnings %v", ev.warnings())
+	}
+	// The warning names the forced round, the turn's second.
+	for _, w := range ev.of(event.Warning) {
+		if w.Code == event.WarnToolIgnored && w.Round != 2 {
+			t.Errorf("calls_ignored warning names round %d, want 2 (the forced round)", w.Round)
+		}
 	}
 }
 

@@ -73,6 +73,13 @@ type Config struct {
 	NoStream bool
 	// File is the configuration; nil reads it from config.Path(Getenv).
 	File *config.File
+	// Request holds request settings from the command line (--reasoning-
+	// effort, --parallel-tool-calls): over every table of the file.
+	Request config.Request
+	// Warn is told what the user should know about the model while it
+	// runs, such as a switch to text tool mode after the server refused
+	// tool definitions; nil logs with slog.Default.
+	Warn func(msg string)
 }
 
 func (c Config) getenv(k string) string {

@@ -78,6 +78,11 @@ func Resolve(s Spec, c Config) (*Resolved, error) {
 		return nil, fmt.Errorf("model %s: unknown provider %q (%s)", s, s.Provider, knownNames(f))
 	}
 
+	if len(c.Request.Names()) > 0 {
+		if err := c.Request.Check("the command line", r.Protocol); err != nil {
+			return nil, fmt.Errorf("model %s: %w", s, err)
+		}
+	}
 	if r.Protocol == "scripted" {
 		m, err := scripted.Load(s.Model)
 		if err != nil {
@@ -90,7 +95,8 @@ func Resolve(s Spec, c Config) (*Resolved, error) {
 
 	layers := layersFor(f, s.Provider, s.Model)
 	r.Caps, r.ToolMode = withToolMode(capabilitiesFor(r.Protocol, s.Model, capLayers(layers)...), r.ToolMode)
-	r.Request = mergeRequests(layers)
+	// The command line's settings are the strongest layer.
+	r.Request = mergeRequests(append(layers, layer{at: "the command line", req: c.Request}))
 
 	key := "none" // a placeholder for servers without keys: never another provider's key from the environment
 	if r.KeyEnv != "" {
@@ -104,7 +110,14 @@ func Resolve(s Spec, c Config) (*Resolved, error) {
 		r.Model = llm.WithRetry(openai.NewResponses(r.openaiOptions(key, c)), llm.RetryPolicy{})
 		return r, nil
 	case "openai-chat":
-		r.Model = llm.WithRetry(openai.NewChat(r.openaiOptions(key, c)), llm.RetryPolicy{})
+		o := r.openaiOptions(key, c)
+		if _, refused := refusedTools.Load(refusedKey(r.BaseURL, s.Model)); refused && !o.TextTools {
+			// Refused earlier in this process: not asked again.
+			o.TextTools = true
+			r.Caps, r.ToolMode = withToolMode(r.Caps, config.ToolModeText)
+		}
+		o.ToolsRefused = r.toolsRefused(c)
+		r.Model = llm.WithRetry(openai.NewChat(o), llm.RetryPolicy{})
 		return r, nil
 	case "anthropic":
 		m, err := anthropic.New(r.anthropicOptions(key, c))
@@ -126,6 +139,7 @@ func (r *Resolved) openaiOptions(key string, c Config) openai.Options {
 	if q.ReasoningEffort != nil {
 		o.ReasoningEffort = *q.ReasoningEffort
 	}
+	o.ParallelToolCalls = q.ParallelToolCalls
 	if q.ReasoningSummary != nil {
 		o.ReasoningSummary = *q.ReasoningSummary
 	}
@@ -166,6 +180,7 @@ func (r *Resolved) anthropicOptions(key string, c Config) anthropic.Options {
 	if q.PromptCache != nil {
 		o.PromptCache = *q.PromptCache
 	}
+	o.ParallelToolCalls = q.ParallelToolCalls
 	if q.MaxTokens != nil {
 		o.MaxTokens = *q.MaxTokens
 	}
@@ -231,6 +246,7 @@ func mergeRequests(ls []layer) config.Request {
 		override(&r.PromptCache, q.PromptCache)
 		override(&r.MaxTokens, q.MaxTokens)
 		override(&r.ReasoningEffort, q.ReasoningEffort)
+		override(&r.ParallelToolCalls, q.ParallelToolCalls)
 		override(&r.ReasoningSummary, q.ReasoningSummary)
 		override(&r.Store, q.Store)
 		override(&r.TokenParam, q.TokenParam)

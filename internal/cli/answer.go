@@ -85,7 +85,7 @@ func newAnswerCmd() *cobra.Command {
 			}
 			// Resolved, not only opened: the price keeps --max-cost and the
 			// context window guards the resumed turn as it did the run.
-			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
+			r, err := provider.Resolve(spec, f.providerConfig(cfg, cmd.ErrOrStderr()))
 			if err != nil {
 				return usageError(err)
 			}

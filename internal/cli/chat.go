@@ -62,7 +62,7 @@ func newChatCmd() *cobra.Command {
 			}
 			// Opened here only to refuse a model that cannot run before the
 			// screen is taken; each thread opens its own for its turns.
-			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
+			r, err := provider.Resolve(spec, f.providerConfig(cfg, cmd.ErrOrStderr()))
 			if err != nil {
 				return usageError(err)
 			}
@@ -143,7 +143,7 @@ func threadInfo(t record.Thread) tui.ThreadInfo {
 func chatBackend(f *turnFlags, file *config.File, spec provider.Spec, dir string, st *store.Store, mcpm *mcp.Manager, logw io.Writer) (*serveBackend, session.ThreadConfig) {
 	o := f.options()
 	b := &serveBackend{
-		f:   &serveFlags{model: spec.String(), baseURL: f.baseURL, approval: f.approval, maxRounds: f.maxRounds},
+		f:   &serveFlags{model: spec.String(), baseURL: f.baseURL, approval: f.approval, maxRounds: f.maxRounds, request: f.request()},
 		dir: dir, logw: logw, cfg: file, st: st, mcp: mcpm, noStream: f.noStream,
 		base:    loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget},
 		compose: &f.tools,

@@ -59,7 +59,7 @@ func newDemoCmd() *cobra.Command {
 			case err != nil:
 				return usageError(err)
 			default:
-				r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
+				r, err := provider.Resolve(spec, f.providerConfig(cfg, cmd.ErrOrStderr()))
 				if err != nil {
 					return usageError(err)
 				}

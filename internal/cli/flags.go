@@ -2,13 +2,18 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -29,6 +34,11 @@ type turnFlags struct {
 	approval  string
 	tools     toolFlags
 	db        string
+	// reasoningEffort and parallel are request settings over the config
+	// file's (provider.Config.Request); fl tells whether parallel was given.
+	reasoningEffort string
+	parallel        bool
+	fl              *pflag.FlagSet
 }
 
 func (f *turnFlags) register(cmd *cobra.Command) {
@@ -45,6 +55,9 @@ func (f *turnFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.events, "events", "", "also write the turn's events to FILE as JSON Lines (for rein trace)")
 	fl.StringVar(&f.system, "system", "", "the system prompt")
 	fl.BoolVar(&f.noStream, "no-stream", false, "ask the provider for whole responses instead of streams")
+	fl.StringVar(&f.reasoningEffort, "reasoning-effort", "", "reasoning_effort for the model, over the config file's (OpenAI protocols): "+strings.Join(config.ReasoningEfforts, ", "))
+	fl.BoolVar(&f.parallel, "parallel-tool-calls", true, "let the model make several calls in one response; =false asks for one at a time, over the config file's parallel_tool_calls")
+	f.fl = fl
 	f.tools.register(cmd)
 	fl.StringVar(&f.db, "db", "", dbFlagUsage)
 	fl.StringVar(&f.approval, "approval", "on-request", "when calls wait for your approval: never (refused instead), on-request (tools marked risky), untrusted (everything but read-only tools)")
@@ -105,4 +118,28 @@ func (f *turnFlags) options() loop.Options {
 		Budget:          loop.Budget{Tokens: f.maxTokens, Cost: f.maxCost, Time: f.timeout},
 		Policy:          tool.Policy(f.approval),
 	}
+}
+
+// request returns the request settings the flags give.
+func (f *turnFlags) request() config.Request {
+	var r config.Request
+	if f.reasoningEffort != "" {
+		r.ReasoningEffort = &f.reasoningEffort
+	}
+	if f.fl != nil && f.fl.Changed("parallel-tool-calls") {
+		r.ParallelToolCalls = &f.parallel
+	}
+	return r
+}
+
+// providerConfig is what provider.Resolve reads besides the spec: the
+// flags, the config file cfg, and warnw for what the user should know about
+// the model while it runs (a switch to text tool mode).
+func (f *turnFlags) providerConfig(cfg *config.File, warnw io.Writer) provider.Config {
+	return provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg, Request: f.request(), Warn: warnTo(warnw)}
+}
+
+// warnTo returns a provider warning hook that prints to w.
+func warnTo(w io.Writer) func(string) {
+	return func(msg string) { fmt.Fprintf(w, "rein: warning: %s\n", msg) }
 }

@@ -55,7 +55,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			r, err := provider.Resolve(spec, provider.Config{BaseURL: f.baseURL, NoStream: f.noStream, File: cfg})
+			r, err := provider.Resolve(spec, f.providerConfig(cfg, cmd.ErrOrStderr()))
 			if err != nil {
 				return usageError(err)
 			}

@@ -44,6 +44,8 @@ type serveFlags struct {
 	// and the loosest a thread may ask for; "" is workspace-write.
 	sandbox   string
 	maxRounds int
+	// request is chat's request settings by flag (turnFlags.request).
+	request config.Request
 	// allowedHosts and allowedOrigins are what the WebSocket endpoint
 	// answers besides loopback names and its own origin.
 	allowedHosts, allowedOrigins []string
@@ -145,6 +147,9 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	cronCtx, stopCron := context.WithCancel(ctx)
 	cronDone := make(chan struct{})
 	crons := &cron.Scheduler{
+		// A cron tool of this server wakes it (composeThreadTools), so a
+		// job it adds runs at its time; jobs other processes add are seen
+		// within the scheduler's poll.
 		Queue: st,
 		Start: func(ctx context.Context, fr cron.Firing) error {
 			_, err := sched.Start(ctx, fr.Job.Thread, llm.UserText(fr.Message()))
@@ -155,6 +160,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 				fr.Job.ID, fr.Job.Thread, fr.Due.Format(time.RFC3339), fr.Skipped, errSuffix(err))
 		},
 	}
+	b.cronWake = crons.Wake
 	go func() {
 		defer close(cronDone)
 		crons.Run(cronCtx)
@@ -204,6 +210,9 @@ type serveBackend struct {
 	st *store.Store
 	// mcp is the MCP servers of the config file, shared by every thread.
 	mcp *mcp.Manager
+	// cronWake wakes serve's scheduler of scheduled messages after a cron
+	// tool adds a job; nil (chat) has no scheduler to wake.
+	cronWake func()
 
 	mu     sync.Mutex
 	models map[string]modelCaps // by thread id
@@ -318,7 +327,7 @@ func (b *serveBackend) model(th session.Thread, spec provider.Spec) (modelCaps, 
 	if m, ok := b.models[th.ID]; ok {
 		return m, nil
 	}
-	r, err := provider.Resolve(spec, provider.Config{BaseURL: b.f.baseURL, NoStream: b.noStream, File: b.cfg})
+	r, err := provider.Resolve(spec, provider.Config{BaseURL: b.f.baseURL, NoStream: b.noStream, File: b.cfg, Request: b.f.request, Warn: warnTo(b.logw)})
 	if err != nil {
 		return modelCaps{}, err
 	}
@@ -444,6 +453,7 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 		tf = new(*b.compose)
 	}
 	tf.approval, tf.enabled, tf.suppressed, tf.st, tf.mcp, tf.loaded, tf.offer = approval, c.EnableTools, c.DisableTools, b.st, b.mcp, nil, nil
+	tf.cronScheduled = b.cronWake
 	// The runner's limits go with the workspace's deny list: both are the
 	// config's.
 	tf.sandboxOpts = sandboxOptions(b.cfg)

@@ -38,6 +38,9 @@ type toolFlags struct {
 	// command before composing; nil leaves them out (their gates fail
 	// closed).
 	st *store.Store
+	// cronScheduled is told when the cron tool adds a job, so the
+	// process's scheduler (rein serve's) looks at it at once; nil for none.
+	cronScheduled func()
 	// mcp is the process's MCP servers, nil when none are configured:
 	// their tools are deferred, offered through load_tools.
 	mcp *mcp.Manager
@@ -98,7 +101,7 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 		Tools: agent.Tools{Capability: f.capability, Exclusive: f.exclusive, Exec: f.exec, Enable: f.enabled,
 			Disable: f.suppressed, KBs: f.kbs, Attach: f.attach},
 		Sandbox: mode, Approval: tool.Policy(f.approval), SandboxOptions: f.sandboxOpts,
-		Store: f.st, MCP: f.mcp, Detect: detectSandbox, Log: logw,
+		Store: f.st, MCP: f.mcp, CronScheduled: f.cronScheduled, Detect: detectSandbox, Log: logw,
 	})
 	if err != nil {
 		f.loaded, f.offer = nil, nil

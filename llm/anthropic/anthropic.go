@@ -52,6 +52,10 @@ type Options struct {
 	// MaxTokens is max_tokens when a request sets no MaxOutputTokens; 0
 	// chooses a default for the model (the API requires the field).
 	MaxTokens int
+	// ParallelToolCalls, when set, decides disable_parallel_tool_use over
+	// llm.Request.ParallelCalls: false asks for at most one call per
+	// response.
+	ParallelToolCalls *bool
 	// PromptCache marks prompt-cache breakpoints on the system prompt and on
 	// the last block of each of the last two messages, so each round of a
 	// turn reads the prefix the round before wrote.

@@ -70,7 +70,7 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, *float64, error)
 	}
 	p.Messages = messages(req.Items, m.opts.TextTools)
 	if !m.opts.TextTools {
-		p.Tools, p.ToolChoice = tools(req)
+		p.Tools, p.ToolChoice = tools(req, m.opts.ParallelToolCalls)
 	}
 
 	if m.opts.PromptCache {
@@ -254,13 +254,14 @@ func isObject(raw []byte) bool {
 	return false
 }
 
-// tools returns the tool definitions and tool_choice for req.
+// tools returns the tool definitions and tool_choice for req; parallel,
+// when set (Options.ParallelToolCalls), wins over req.ParallelCalls.
 //
 // The API refuses tool_use and tool_result blocks in a request that defines
 // no tools, so a request without tools whose history holds calls (a forced
 // final answer) declares the called names with an open schema and forbids
 // new calls.
-func tools(req *llm.Request) ([]sdk.ToolUnionParam, sdk.ToolChoiceUnionParam) {
+func tools(req *llm.Request, parallel *bool) ([]sdk.ToolUnionParam, sdk.ToolChoiceUnionParam) {
 	specs := req.Tools
 	choice := req.ToolChoice
 	if len(specs) == 0 {
@@ -278,7 +279,11 @@ func tools(req *llm.Request) ([]sdk.ToolUnionParam, sdk.ToolChoiceUnionParam) {
 		}
 		out[i] = sdk.ToolUnionParam{OfTool: &t}
 	}
-	disable := param.NewOpt(!req.ParallelCalls)
+	allow := req.ParallelCalls
+	if parallel != nil {
+		allow = *parallel
+	}
+	disable := param.NewOpt(!allow)
 	switch choice {
 	case llm.ToolChoiceNone:
 		return out, sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}

@@ -388,7 +388,11 @@ func (b *block) part() (llm.Part, bool) {
 		}
 		if len(b.path.calls) > 0 {
 			// History keeps the text without the markup that made
-			// calls (DESIGN §5.2), whether or not the calls are used.
+			// calls (DESIGN §5.2), whether or not the calls are used;
+			// inline reasoning stays as written.
+			if b.path.thought {
+				return llm.Part{Kind: llm.PartText, Text: textcall.Clean(b.text.String(), textcall.Options{Catalog: b.path.catalog})}, true
+			}
 			if b.path.visible.Len() == 0 {
 				return llm.Part{}, false
 			}

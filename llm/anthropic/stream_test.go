@@ -11,6 +11,7 @@ import (
 
 	"github.com/reinhq/rein/internal/testkit"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/think"
 )
 
 // modes runs a test streaming and not: both must produce the same events.
@@ -331,6 +332,8 @@ func TestCallsWrittenAsTextBecomeCallsUnlessNativeCallsCome(t *testing.T) {
 	}{
 		{"text calls alone are used", testkit.Round{Text: dsml}, []string{"weather"}, "Let me check.", llm.FinishToolCalls},
 		{"native calls win", testkit.Round{Text: dsml, Calls: []testkit.MockCall{{ID: "toolu_n", Name: "add", Args: `{"a":1,"b":2}`}}}, []string{"add"}, "Let me check.", llm.FinishToolCalls},
+		// Inline reasoning stays in history, as in a round of native calls.
+		{"inline think kept", testkit.Round{Text: "<think>which city?</think>" + dsml}, []string{"weather"}, "<think>which city?</think>Let me check.", llm.FinishToolCalls},
 	}
 	for _, tc := range cases {
 		for _, mode := range modes {
@@ -348,8 +351,8 @@ func TestCallsWrittenAsTextBecomeCallsUnlessNativeCallsCome(t *testing.T) {
 				if !reflect.DeepEqual(names, tc.wantCalls) || s.Starts != len(tc.wantCalls) {
 					t.Errorf("calls %v (%d starts), want %v", names, s.Starts, tc.wantCalls)
 				}
-				if s.Text != tc.wantText {
-					t.Errorf("visible text %q, want %q", s.Text, tc.wantText)
+				if visible := think.Strip(tc.wantText, think.Options{}); s.Text != visible {
+					t.Errorf("visible text %q, want %q", s.Text, visible)
 				}
 				if resp.Parts[0].Kind != llm.PartText || resp.Parts[0].Text != tc.wantText {
 					t.Errorf("history text %q, want the text without markup", resp.Parts[0].Text)

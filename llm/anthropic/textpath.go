@@ -16,12 +16,15 @@ type textPath struct {
 	dsml    *textcall.Filter
 	visible strings.Builder // the text shown, for a block whose markup made calls
 	calls   []llm.Call      // calls written as DSML text
+	catalog *textcall.Catalog
+	thought bool // inline reasoning came: history keeps it as written
 }
 
 func newTextPath(cat *textcall.Catalog) *textPath {
 	return &textPath{
-		think: think.NewFilter(think.Options{}),
-		dsml:  textcall.NewFilter(textcall.Options{Catalog: cat}),
+		think:   think.NewFilter(think.Options{}),
+		dsml:    textcall.NewFilter(textcall.Options{Catalog: cat}),
+		catalog: cat,
 	}
 }
 
@@ -43,6 +46,7 @@ func (t *textPath) flush(emit func(llm.Event)) {
 
 func (t *textPath) segment(seg think.Segment, emit func(llm.Event)) {
 	if seg.Thinking {
+		t.thought = true
 		// Calls are never read from reasoning.
 		emit(llm.Event{Kind: llm.EventReasoning, Delta: seg.Text})
 		return

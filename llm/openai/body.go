@@ -75,10 +75,11 @@ func (o *object) int(k string, n int64) {
 }
 
 // tools writes the request's tools (each as write shapes it), tool choice
-// and parallel calls. "none" keeps the definitions: the prompt cache stays
+// and parallel calls: parallel, when set (Options.ParallelToolCalls), wins
+// over the request's. "none" keeps the definitions: the prompt cache stays
 // warm and servers that want definitions beside earlier calls are
 // satisfied.
-func (o *object) tools(req *llm.Request, cache *atomic.Pointer[toolsCache], write func(b []byte, s *llm.ToolSpec, params []byte) []byte) error {
+func (o *object) tools(req *llm.Request, parallel *bool, cache *atomic.Pointer[toolsCache], write func(b []byte, s *llm.ToolSpec, params []byte) []byte) error {
 	if !o.replaced("tools") {
 		tools, err := toolsJSON(cache, req.Tools, write)
 		if err != nil {
@@ -91,7 +92,10 @@ func (o *object) tools(req *llm.Request, cache *atomic.Pointer[toolsCache], writ
 		choice = llm.ToolChoiceAuto
 	}
 	o.string("tool_choice", string(choice))
-	if req.ParallelCalls {
+	switch {
+	case parallel != nil && !*parallel:
+		o.raw("parallel_tool_calls", []byte("false"))
+	case parallel != nil || req.ParallelCalls:
 		o.raw("parallel_tool_calls", []byte("true"))
 	}
 	return nil

@@ -42,14 +42,17 @@ func NewChat(opts Options) *Chat {
 func (c *Chat) TextTools() bool { return c.textTools.Load() }
 
 // Stream implements llm.Model. A request with tools that the server refuses
-// with an [llm.ToolsUnsupported] error is sent again in text tool mode, and
-// the model stays in that mode.
+// with an [llm.ToolsUnsupported] error — a structured code, or a known
+// local server's wording (refusesTools) — is sent again in text tool mode,
+// the model stays in that mode, and Options.ToolsRefused is told, once.
 func (c *Chat) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	stream := !c.opts.NoStream
 	text := c.textTools.Load()
 	resp, err := c.send(ctx, req, stream, text)
 	if err != nil && !text && len(req.Tools) > 0 && errors.Is(err, llm.ToolsUnsupported) {
-		c.textTools.Store(true)
+		if c.textTools.CompareAndSwap(false, true) {
+			c.opts.toolsRefused(err)
+		}
 		resp, err = c.send(ctx, req, stream, true)
 	}
 	if err != nil {

@@ -50,7 +50,7 @@ func (c *Chat) chatBody(req *llm.Request, stream, textTools bool) ([]byte, error
 	}
 	o.string("model", model)
 	if len(req.Tools) > 0 && !textTools {
-		if err := o.tools(req, &c.tools, chatTool); err != nil {
+		if err := o.tools(req, c.opts.ParallelToolCalls, &c.tools, chatTool); err != nil {
 			return nil, err
 		}
 	}

@@ -64,11 +64,44 @@ func parseErrorBody(body []byte) errorBody {
 
 // ToolsUnsupportedCode is the error code (or type) that classifies a
 // refusal of tool definitions as [llm.ToolsUnsupported]. No public server
-// sends a structured code for it — Ollama, llama.cpp and vLLM answer 400
-// with only prose — and prose is never matched, so such servers are set to
-// text tool mode in the configuration; a proxy in front of one can send
-// this code to get the switch made for it.
+// sends a structured code for it — Ollama, llama.cpp and vLLM answer with
+// prose only, which refusesTools reads — so a proxy in front of another
+// such server can send this code to get the switch made for it.
 const ToolsUnsupportedCode = "tools_unsupported"
+
+// refusesTools reports whether an error answer is a local server's refusal
+// of tool definitions, worded in prose only. The wordings are the servers'
+// own, matched whole (never "the message mentions tools", DESIGN §2.6), so
+// a malformed request or an over-long context is not taken for one:
+//
+//   - Ollama, for a model whose template has no tools (400): the model's
+//     name, then "does not support tools" (then, joined by line breaks,
+//     the other capabilities it lacks);
+//   - llama.cpp's server started without --jinja (400; 500 in older
+//     builds): "tools param requires --jinja flag", and from builds that
+//     could not stream with tools, "Cannot use tools with stream";
+//   - vLLM started without tool parsing (400): "\"auto\" tool choice
+//     requires --enable-auto-tool-choice and --tool-call-parser to be set".
+//
+// LM Studio takes tool definitions for every model, so it has none.
+func refusesTools(status int, msg string) bool {
+	if status != http.StatusBadRequest && status != http.StatusInternalServerError {
+		return false
+	}
+	msg = strings.TrimSpace(msg)
+	switch msg {
+	case "tools param requires --jinja flag", "Cannot use tools with stream":
+		return true
+	case `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`:
+		return status == http.StatusBadRequest
+	}
+	if status != http.StatusBadRequest {
+		return false
+	}
+	first, _, _ := strings.Cut(msg, "\n")
+	name, ok := strings.CutSuffix(first, " does not support tools")
+	return ok && name != "" && !strings.ContainsAny(name, " \t")
+}
 
 // kindForCode refines a status-derived kind with the provider's error code
 // or type, which say more than the status (a context overflow is a 400).
@@ -99,6 +132,9 @@ func httpError(provider string, status int, header http.Header, body []byte) *ll
 	eb := parseErrorBody(body)
 	code := eb.code()
 	kind := kindForCode(llm.KindForStatus(status), code, eb.Type)
+	if kind != llm.ContextWindowExceeded && refusesTools(status, eb.Message) {
+		kind = llm.ToolsUnsupported
+	}
 	if code == "" {
 		code = eb.Type
 	}

@@ -365,6 +365,9 @@ func TestTextPathFiltersThinkAndDSML(t *testing.T) {
 	}{
 		{"inline think becomes reasoning and stays in the part", "<think>hmm</think>Hello", "Hello", "hmm", "<think>hmm</think>Hello", 0},
 		{"DSML markup becomes a text-format call", dsml, "Checking.", "", "Checking.", 1},
+		// History keeps the reasoning of a text-call round as written, as
+		// it does in a round of native calls; only the markup goes.
+		{"think kept beside DSML calls", "<think>plan: <｜DSML｜tool_calls> is not a call here</think>\n" + dsml, "Checking.", "plan: <｜DSML｜tool_calls> is not a call here", "<think>plan: <｜DSML｜tool_calls> is not a call here</think>Checking.", 1},
 	}
 	for _, p := range protocols {
 		for _, tt := range tests {

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -61,8 +62,13 @@ type Options struct {
 	// reject it.
 	NoStreamUsage bool
 	// ReasoningEffort is sent as reasoning_effort (Chat) or reasoning.effort
-	// (Responses) when set: "minimal", "low", "medium", "high".
+	// (Responses) when set: "none", "minimal", "low", "medium", "high",
+	// "xhigh" (which a model takes is the provider's to say).
 	ReasoningEffort string
+	// ParallelToolCalls, when set, is sent as parallel_tool_calls with
+	// every request that offers tools, over llm.Request.ParallelCalls:
+	// false asks for at most one call per response.
+	ParallelToolCalls *bool
 	// ReasoningSummary is the Responses reasoning.summary setting ("auto",
 	// "concise", "detailed"); empty sends none.
 	ReasoningSummary string
@@ -89,6 +95,22 @@ type Options struct {
 	// server answers a request with tools with an [llm.ToolsUnsupported]
 	// error; a Responses model only when configured.
 	TextTools bool
+	// ToolsRefused is told, once, when a Chat model switches to text tool
+	// mode because the server refused tool definitions, with the server's
+	// error: a warning for the user, and a way to remember the switch for
+	// later models of the same server. nil logs the warning with
+	// slog.Default.
+	ToolsRefused func(err error)
+}
+
+// toolsRefused reports the switch to text tool mode after err.
+func (o *Options) toolsRefused(err error) {
+	if o.ToolsRefused != nil {
+		o.ToolsRefused(err)
+		return
+	}
+	slog.Warn("the server refused tool definitions; using text tool mode from now on (set tool_mode = \"text\" in the config to skip the refused request)",
+		"provider", o.name(), "model", o.Model, "err", err)
 }
 
 func (o *Options) name() string {

@@ -68,7 +68,7 @@ func (r *Responses) responsesBody(req *llm.Request, stream bool) ([]byte, error)
 		o.b = append(o.b, b...)
 	}
 	if len(req.Tools) > 0 && !textTools {
-		if err := o.tools(req, &r.tools, responsesTool); err != nil {
+		if err := o.tools(req, r.opts.ParallelToolCalls, &r.tools, responsesTool); err != nil {
 			return nil, err
 		}
 	}

@@ -164,21 +164,6 @@ func TestToolsUnsupportedSwitchesToTextMode(t *testing.T) {
 	}
 }
 
-func TestToolsRefusedInProseIsNotGuessed(t *testing.T) {
-	srv := testkit.NewChatServer(t, testkit.Round{Fault: testkit.FaultToolsRefusedInProse})
-	chat := openai.NewChat(openai.Options{APIKey: "k", BaseURL: srv.BaseURL(), Model: "m"})
-	_, err := chat.Stream(context.Background(), &llm.Request{
-		Items: []llm.Item{llm.UserText("hi")},
-		Tools: []llm.ToolSpec{{Name: "weather", Schema: json.RawMessage(`{"type":"object"}`)}},
-	})
-	if !errors.Is(err, llm.BadRequest) || errors.Is(err, llm.ToolsUnsupported) {
-		t.Errorf("error %v: want a bad request, not tools unsupported (prose is never matched)", err)
-	}
-	if chat.TextTools() || len(srv.Requests()) != 1 {
-		t.Errorf("switched to text mode (%v) or retried (%d requests) on prose", chat.TextTools(), len(srv.Requests()))
-	}
-}
-
 func TestToolsUnsupportedWithoutToolsIsReturned(t *testing.T) {
 	srv := testkit.NewChatServer(t, testkit.Round{Fault: testkit.FaultToolsUnsupported})
 	chat := openai.NewChat(openai.Options{APIKey: "k", BaseURL: srv.BaseURL(), Model: "m"})

@@ -19,9 +19,12 @@ type textPath struct {
 	tools   []llm.ToolSpec
 	think   *think.Filter
 	dsml    *textcall.Filter
+	catalog *textcall.Catalog
 	raw     strings.Builder
 	visible strings.Builder
 	calls   []llm.Call
+	// thought says inline reasoning came: history then keeps it.
+	thought bool
 }
 
 func newTextPath(tools []llm.ToolSpec) textPath {
@@ -34,7 +37,8 @@ func (t *textPath) write(delta string, emit func(llm.Event)) {
 	}
 	if t.think == nil {
 		t.think = think.NewFilter(think.Options{})
-		t.dsml = textcall.NewFilter(textcall.Options{Catalog: textcall.NewCatalog(t.tools)})
+		t.catalog = textcall.NewCatalog(t.tools)
+		t.dsml = textcall.NewFilter(textcall.Options{Catalog: t.catalog})
 	}
 	t.raw.WriteString(delta)
 	for _, seg := range t.think.Write(delta) {
@@ -44,6 +48,7 @@ func (t *textPath) write(delta string, emit func(llm.Event)) {
 
 func (t *textPath) segment(seg think.Segment, emit func(llm.Event)) {
 	if seg.Thinking {
+		t.thought = true
 		// Calls are never read from reasoning.
 		emit(llm.Event{Kind: llm.EventReasoning, Delta: seg.Text})
 		return
@@ -64,7 +69,8 @@ func (t *textPath) show(text string, emit func(llm.Event)) {
 // finish flushes what the filters held back and returns the text to keep in
 // history and the calls written as text. When the text held calls, history
 // keeps the text without the markup (DESIGN §5.2): the calls are kept as
-// call parts instead.
+// call parts instead. Inline reasoning stays in it as written, as in a
+// round of native calls.
 func (t *textPath) finish(emit func(llm.Event)) (text string, calls []llm.Call) {
 	if t.think == nil {
 		return "", nil // no text came
@@ -79,6 +85,9 @@ func (t *textPath) finish(emit func(llm.Event)) (text string, calls []llm.Call) 
 		t.calls[i].Format = llm.CallText
 	}
 	if len(t.calls) > 0 {
+		if t.thought {
+			return textcall.Clean(t.raw.String(), textcall.Options{Catalog: t.catalog}), t.calls
+		}
 		return t.visible.String(), t.calls
 	}
 	return t.raw.String(), nil

@@ -42,6 +42,8 @@ type Options struct {
 // is a filter that starts in content. A Filter is not safe for concurrent use.
 type Filter struct {
 	inside bool
+	// keepTags leaves the tags in the segments (SplitRaw).
+	keepTags bool
 	// held is the tail of the input that is not decided yet: a prefix of a
 	// possible tag or the first bytes of a UTF-8 sequence.
 	held string
@@ -79,6 +81,16 @@ func (f *Filter) Thinking() bool { return f.inside }
 // and flushed would.
 func Split(s string, o Options) []Segment {
 	f := Filter{inside: o.StartInside}
+	return f.run(nil, s, true)
+}
+
+// SplitRaw splits a complete text as Split does but loses nothing: a
+// thinking segment holds its open and close tags, and a tag that changes
+// nothing stays in the text around it. Concatenating the segments gives s.
+// It is for keeping a response as it was written while treating its
+// content apart, such as removing call markup but not the reasoning.
+func SplitRaw(s string, o Options) []Segment {
+	f := Filter{inside: o.StartInside, keepTags: true}
 	return f.run(nil, s, true)
 }
 
@@ -130,9 +142,19 @@ func (f *Filter) run(out []Segment, chunk string, final bool) []Segment {
 			return out
 		}
 		out = appendSegment(out, f.inside, s[start:p])
+		switch {
+		case !f.keepTags:
+			start = p + n
+		case !f.inside && open:
+			start = p // the open tag begins the thinking segment
+		case f.inside && !open:
+			out = appendSegment(out, true, s[p:p+n]) // the close tag ends it
+			start = p + n
+		default:
+			start = p // a tag that changes nothing stays where it is
+		}
 		f.inside = open
-		start = p + n
-		i = start
+		i = p + n
 	}
 	rest := s[start:]
 	if !final {

@@ -306,3 +306,41 @@ func BenchmarkStrip(b *testing.B) {
 		Strip(in, Options{})
 	}
 }
+
+func TestSplitRaw(t *testing.T) {
+	tests := []struct {
+		in   string
+		o    Options
+		want []Segment
+	}{
+		{"<think>hmm</think>Hello", Options{}, []Segment{th("<think>hmm</think>"), c("Hello")}},
+		{"a <THINKING n=1>x</Thinking >b", Options{}, []Segment{c("a "), th("<THINKING n=1>x</Thinking >"), c("b")}},
+		{"a</think>b", Options{}, []Segment{c("a</think>b")}},
+		{"<think>a<think>b</think>c", Options{}, []Segment{th("<think>a<think>b</think>"), c("c")}},
+		{"<think>never closed", Options{}, []Segment{th("<think>never closed")}},
+		{"r</think>a", Options{StartInside: true}, []Segment{th("r</think>"), c("a")}},
+	}
+	for _, tt := range tests {
+		if got := SplitRaw(tt.in, tt.o); !equal(got, tt.want) {
+			t.Errorf("SplitRaw(%q) = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+	// Nothing is lost, and the content is Split's wherever no tag is stray.
+	for _, tt := range filterTests {
+		in := strings.Join(tt.chunks, "")
+		o := Options{StartInside: tt.inside}
+		var all, content strings.Builder
+		for _, s := range SplitRaw(in, o) {
+			all.WriteString(s.Text)
+			if !s.Thinking {
+				content.WriteString(s.Text)
+			}
+		}
+		if all.String() != in {
+			t.Errorf("%s: SplitRaw lost text: %q, want %q", tt.name, all.String(), in)
+		}
+		if !strings.Contains(tt.name, "stray") && content.String() != Strip(in, o) {
+			t.Errorf("%s: SplitRaw content %q, Strip %q", tt.name, content.String(), Strip(in, o))
+		}
+	}
+}

@@ -182,3 +182,33 @@ func TestRunStartsJobsAsTheyFallDue(t *testing.T) {
 		t.Fatalf("Run returned %v", err)
 	}
 }
+
+// TestRunSeesOtherProcessesJobsWithinASecond: a job another process adds
+// (no Wake) runs within the default poll, a second, of its time.
+func TestRunSeesOtherProcessesJobsWithinASecond(t *testing.T) {
+	st := openStore(t)
+	th := newThread(t, st)
+	var rec starts
+	s := &Scheduler{Queue: st, Start: rec.start, Logger: quiet}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	time.Sleep(50 * time.Millisecond) // Run is asleep, with nothing to wait for
+	due := time.Now().Add(200 * time.Millisecond)
+	if _, err := st.AddJob(context.Background(), store.Job{Thread: th, Message: "from elsewhere", At: due, Next: due}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(5 * time.Second)
+	for len(rec.list()) == 0 {
+		select {
+		case <-deadline:
+			t.Fatal("the job did not run within 5s")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if late := time.Since(due); late > DefaultPoll+250*time.Millisecond {
+		t.Errorf("the job ran %s after its time; want within the poll, %s", late, DefaultPoll)
+	}
+	cancel()
+	<-done
+}

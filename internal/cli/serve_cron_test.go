@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeRunsAScheduledMessageOnTime: a job the cron tool schedules
+// under rein serve starts its turn within a second of its time — the tool
+// wakes the server's scheduler, which does not wait for its next poll.
+func TestServeRunsAScheduledMessageOnTime(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	due := time.Now().Add(2500 * time.Millisecond).Truncate(time.Second)
+	script := writeScript(t, `rounds:
+  - calls:
+      - {id: c1, name: cron, args: {action: schedule, name: ping, message: "say pong", at: "`+due.Format(time.RFC3339Nano)+`"}}
+  - text: scheduled
+    expect:
+      - result: {call: c1, status: ok}
+  - text: pong
+`)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		var errb strings.Builder
+		done <- mainIO(context.Background(), []string{"serve", "--stdio", "--model", "scripted:" + script, "--db", filepath.Join(dir, "rein.db"), "--workspace", dir}, inR, outW, &errb)
+		outW.Close()
+	}()
+	c := &rpcClient{t: t, in: inW, lines: make(chan map[string]any, 256)}
+	go func() {
+		defer close(c.lines)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				c.lines <- m
+			}
+		}
+	}()
+	c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
+	th := c.call("thread/start", map[string]any{"workspace": dir})["thread"].(map[string]any)
+	c.call("turn/start", map[string]any{"threadId": th["id"], "input": []map[string]any{{"type": "text", "text": "ping me"}}})
+	answer := func(m map[string]any) string {
+		turn, _ := m["params"].(map[string]any)["turn"].(map[string]any)
+		s, _ := turn["answer"].(string)
+		return s
+	}
+	if got := answer(c.wait(func(m map[string]any) bool { return m["method"] == "turn/completed" })); got != "scheduled" {
+		t.Fatalf("first turn answered %q", got)
+	}
+	fired := c.wait(func(m map[string]any) bool { return m["method"] == "turn/completed" })
+	at := time.Now()
+	if got := answer(fired); got != "pong" {
+		t.Fatalf("the scheduled turn answered %q", got)
+	}
+	if late := at.Sub(due); late > time.Second {
+		t.Errorf("the scheduled turn ended %s after its time, want within 1s", late)
+	}
+	if at.Before(due) {
+		t.Errorf("the scheduled turn ran %s early", due.Sub(at))
+	}
+	inW.Close()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not exit after its input closed")
+	}
+}
