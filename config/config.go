@@ -118,6 +118,13 @@
 //	max_call_arguments = "1MiB"  # the arguments of one call
 //
 // Sizes are written as in [sandbox]; "none" (or -1) is no cap.
+//
+// # Web search
+//
+// The [web_search] table (WebSearch) chooses the search API web_search
+// uses for models without a search of their own: backend "searxng",
+// "brave" or "tavily", url, and key_env, the environment variable that
+// holds the key.
 package config
 
 import (
@@ -145,6 +152,8 @@ type File struct {
 	Sandbox Sandbox `toml:"sandbox"`
 	// Stream caps what one model call may send (see Stream).
 	Stream Stream `toml:"stream"`
+	// WebSearch is the search API of web_search (see WebSearch).
+	WebSearch WebSearch `toml:"web_search"`
 
 	// Path is where the file was read from; empty when there was none.
 	Path string `toml:"-"`
