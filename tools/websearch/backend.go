@@ -49,15 +49,37 @@ type Config struct {
 	// Key is Brave's subscription token or Tavily's API key; SearXNG sends
 	// none.
 	Key string
+	// KeyEnv names the variable Key came from, for messages (default
+	// DefaultKeyEnv's).
+	KeyEnv string
 	// HTTPClient makes the requests (default: a client with DefaultTimeout).
 	// Its redirect policy is replaced: redirects are not followed.
 	HTTPClient *http.Client
+}
+
+// FromEnv returns the Config of a [web_search] table — backend, url and
+// key_env, the variable holding the key (default DefaultKeyEnv's) — with
+// the key read through getenv.
+func FromEnv(backend, url, keyEnv string, getenv func(string) string) Config {
+	name := strings.ToLower(strings.TrimSpace(backend))
+	if keyEnv == "" {
+		keyEnv = DefaultKeyEnv[name]
+	}
+	c := Config{Backend: name, URL: url, KeyEnv: keyEnv}
+	if keyEnv != "" {
+		c.Key = strings.TrimSpace(getenv(keyEnv))
+	}
+	return c
 }
 
 // NewBackend returns the backend cfg names, or an error saying what to
 // fix in the [web_search] table.
 func NewBackend(cfg Config) (Backend, error) {
 	name := strings.ToLower(strings.TrimSpace(cfg.Backend))
+	keyEnv := cfg.KeyEnv
+	if keyEnv == "" {
+		keyEnv = DefaultKeyEnv[name]
+	}
 	var endpoint string
 	switch name {
 	case SearXNG:
@@ -67,7 +89,7 @@ func NewBackend(cfg Config) (Backend, error) {
 		endpoint = strings.TrimRight(strings.TrimSpace(cfg.URL), "/") + "/search"
 	case Brave, Tavily:
 		if strings.TrimSpace(cfg.Key) == "" {
-			return nil, fmt.Errorf("web_search backend %q needs an API key: set %s (or the variable key_env names)", name, DefaultKeyEnv[name])
+			return nil, fmt.Errorf("web_search backend %q needs an API key: set %s", name, keyEnv)
 		}
 		endpoint = strings.TrimSpace(cfg.URL)
 		if endpoint == "" {
@@ -94,7 +116,7 @@ func NewBackend(cfg Config) (Backend, error) {
 		hc = &c
 	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	c := &client{name: name, endpoint: u, key: cfg.Key, http: hc}
+	c := &client{name: name, endpoint: u, key: cfg.Key, keyEnv: keyEnv, http: hc}
 	switch name {
 	case SearXNG:
 		return &searxng{c}, nil
@@ -109,6 +131,7 @@ type client struct {
 	name     string
 	endpoint *url.URL
 	key      string
+	keyEnv   string
 	http     *http.Client
 }
 
@@ -139,6 +162,8 @@ func (e *RateLimitError) Error() string {
 // with a body that is not its documented shape.
 type APIError struct {
 	Backend string
+	// KeyEnv names the variable of the key, for the hint of a refused key.
+	KeyEnv string
 	// Status is the HTTP status; 0 for an answer that could not be read.
 	Status  int
 	Message string
@@ -161,7 +186,7 @@ func (e *APIError) Error() string {
 func (e *APIError) hint() string {
 	switch {
 	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden && e.Backend != SearXNG:
-		return fmt.Sprintf("check the API key in %s", DefaultKeyEnv[e.Backend])
+		return fmt.Sprintf("check the API key in %s", e.KeyEnv)
 	case e.Status == http.StatusForbidden && e.Backend == SearXNG:
 		return `enable the JSON format in the instance's settings.yml (search: formats: [html, json])`
 	case e.Status >= 300 && e.Status < 400:
@@ -233,7 +258,7 @@ func (c *client) do(req *http.Request, out any) error {
 		return &RateLimitError{Backend: c.name, RetryAfter: retryAfter(resp.Header.Get("Retry-After")), Message: errorMessage(body)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &APIError{Backend: c.name, Status: resp.StatusCode, Message: errorMessage(body)}
+		return &APIError{Backend: c.name, KeyEnv: c.keyEnv, Status: resp.StatusCode, Message: errorMessage(body)}
 	}
 	if len(body) > maxBody {
 		return &APIError{Backend: c.name, Status: resp.StatusCode, Message: fmt.Sprintf("the answer is larger than %d bytes", maxBody)}

@@ -368,3 +368,23 @@ func TestNewBackend(t *testing.T) {
 		}
 	}
 }
+
+// TestFromEnv checks the key comes from the variable key_env names, or the
+// backend's default one.
+func TestFromEnv(t *testing.T) {
+	env := map[string]string{"BRAVE_API_KEY": "b", "MINE": " m "}
+	getenv := func(k string) string { return env[k] }
+	if c := FromEnv("Brave", "", "", getenv); c.Key != "b" || c.KeyEnv != "BRAVE_API_KEY" || c.Backend != Brave {
+		t.Errorf("%+v", c)
+	}
+	if c := FromEnv("tavily", "", "MINE", getenv); c.Key != "m" || c.KeyEnv != "MINE" {
+		t.Errorf("%+v", c)
+	}
+	if c := FromEnv("searxng", "http://127.0.0.1:8888", "", getenv); c.Key != "" || c.KeyEnv != "" {
+		t.Errorf("%+v", c)
+	}
+	_, err := NewBackend(FromEnv("tavily", "", "MY_TAVILY", getenv))
+	if err == nil || !strings.Contains(err.Error(), "set MY_TAVILY") {
+		t.Errorf("%v", err)
+	}
+}
