@@ -433,6 +433,9 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 	// The runner's limits go with the workspace's deny list: both are the
 	// config's.
 	tf.sandboxOpts = sandboxOptions(b.cfg)
+	if b.cfg != nil {
+		tf.webSearch = b.cfg.WebSearch
+	}
 	// The thread's sandbox mode (thread/start) wins over the default,
 	// serve's --sandbox or chat's, but never goes beyond it: a thread
 	// started under a looser server keeps to this one's mode.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
@@ -58,6 +59,9 @@ type toolFlags struct {
 	// before composing: the limits of exec's runner. The workspace given
 	// to composeTools must have been opened with the same (its deny list).
 	sandboxOpts sandbox.Options
+	// webSearch is the config's [web_search] table, set by the command
+	// before composing: with a backend, the turn gets web_search.
+	webSearch config.WebSearch
 }
 
 func (f *toolFlags) register(cmd *cobra.Command) {
@@ -231,12 +235,14 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 		// report only says why they are out.
 		maps.Copy(held, f.offer.Withheld())
 	}
+	offered := f.addWebSearch(reg, held, logw)
 	gates := f.gates()
 	maps.Copy(gates, k.gates())
 	gates[tool.HasDeferredTools] = tool.On(loader != nil)
 	set, rep := tool.Compose(ctx, tool.Composition{
 		Registry:   reg,
 		Enabled:    f.enabled,
+		Offered:    offered,
 		Gates:      gates,
 		Capability: c,
 		Suppressed: f.suppressed,
@@ -293,6 +299,7 @@ func newToolsCmd() *cobra.Command {
 				return usageError(err)
 			}
 			f.sandboxOpts = sandboxOptions(cfg)
+			f.webSearch = cfg.WebSearch
 			ws, err := openWorkspace(dir, f.sandboxOpts)
 			if err != nil {
 				return usageError(err)
