@@ -282,6 +282,10 @@ type Capabilities struct {
 	ContextWindow *int  `toml:"context_window"`
 	MaxOutput     *int  `toml:"max_output"`
 	NativeTools   *bool `toml:"native_tools"`
+	// WebSearch says the provider runs a web search of its own for the
+	// model (OpenAI Responses web_search, Anthropic's web search tool),
+	// which web_search then uses instead of the [web_search] backend.
+	WebSearch     *bool `toml:"web_search"`
 	ParallelCalls *bool `toml:"parallel_calls"`
 	// ReasoningReplay is how reasoning goes back to the model: "none",
 	// "encrypted", "signed", "tool-turn" or "inline" (see package provider).
