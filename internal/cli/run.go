@@ -164,6 +164,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		if s.cfg != nil {
 			s.flags.tools.webSearch = s.cfg.WebSearch
 		}
+		s.flags.tools.ownSearch = s.caps != nil && s.caps.WebSearch
 		m, err := startMCP(cmd.Context(), cmd.ErrOrStderr(), s.cfg)
 		if err != nil {
 			return usageError(err)

@@ -62,6 +62,9 @@ type toolFlags struct {
 	// webSearch is the config's [web_search] table, set by the command
 	// before composing: with a backend, the turn gets web_search.
 	webSearch config.WebSearch
+	// ownSearch says the turn's model has a search of its own
+	// (provider.Capabilities.WebSearch), which web_search then is.
+	ownSearch bool
 }
 
 func (f *toolFlags) register(cmd *cobra.Command) {

@@ -12,11 +12,14 @@ import (
 	"github.com/reinhq/rein/tools/websearch"
 )
 
-// webSearchTool returns the web_search tool of the config's [web_search]
-// table and why it is offered; nil when no backend is configured. A
-// backend that cannot be used (no key) is an error, which leaves the tool
-// out.
-func webSearchTool(c config.WebSearch) (tool.Tool, string, error) {
+// webSearchTool returns the web_search tool of a turn and why it is
+// offered: the provider's own search when the model has one (own), else
+// the config's [web_search] backend; nil when neither. A backend that
+// cannot be used (no key) is an error, which leaves the tool out.
+func webSearchTool(c config.WebSearch, own bool) (tool.Tool, string, error) {
+	if own {
+		return websearch.Builtin(), "the model's provider has its own search", nil
+	}
 	if !c.Configured() {
 		return nil, "", nil
 	}
@@ -31,7 +34,7 @@ func webSearchTool(c config.WebSearch) (tool.Tool, string, error) {
 // the composition's offered tools; a backend that cannot be used is
 // withheld with its reason and a warning on logw.
 func (f *toolFlags) addWebSearch(reg *tool.Set, held map[string]string, logw io.Writer) map[string]string {
-	t, why, err := webSearchTool(f.webSearch)
+	t, why, err := webSearchTool(f.webSearch, f.ownSearch)
 	switch {
 	case err != nil:
 		held[websearch.Name] = err.Error()

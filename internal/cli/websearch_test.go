@@ -2,11 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/reinhq/rein/internal/testkit"
 )
 
 // searxngMock answers like a SearXNG instance with the JSON format on.
@@ -95,5 +99,60 @@ func TestDoctorSaysWhichSearchBackendAnswers(t *testing.T) {
 	_, stdout, _ = runMain(t, context.Background(), "doctor")
 	if line := doctorLine(stdout, "web_search"); !strings.Contains(line, "off") || !strings.Contains(line, "TAVILY_API_KEY") {
 		t.Errorf("doctor's web_search line %q", line)
+	}
+}
+
+// TestRunOffersTheProvidersOwnSearch runs a turn on a model whose provider
+// has its own search, answered with the TestAnthropicWebSearch recording:
+// web_search goes as Anthropic's server tool, not as a function, even with
+// a [web_search] backend configured, which is not asked; --no-tool
+// web_search removes it.
+func TestRunOffersTheProvidersOwnSearch(t *testing.T) {
+	root, ok := testkit.RecordedDir()
+	if !ok {
+		t.Skip("recorded traffic (../shared/testdata/recorded) is absent")
+	}
+	rec, err := testkit.LoadRecording(filepath.Join(root, "fantasy", "providertests", "testdata", "TestAnthropicWebSearch", "generate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, noTool := range []bool{false, true} {
+		clearKeys(t)
+		t.Setenv("REC_KEY", "k")
+		rp := testkit.NewReplayer(rec)
+		defer rp.Close()
+		searx, hits := searxngMock(t)
+		writeConfig(t, "[providers.rec]\nprotocol = \"anthropic\"\nbase_url = \""+rp.URL+"\"\nkey_env = \"REC_KEY\"\n"+
+			"[providers.rec.capabilities]\nweb_search = true\n"+
+			"[web_search]\nbackend = \"searxng\"\nurl = \""+searx.URL+"\"\n")
+		args := []string{"run", "--no-stream", "--model", "rec:claude-sonnet-4-5", "--workspace", t.TempDir(), "What is the population of Tokyo?"}
+		if noTool {
+			args = append(args, "--no-tool", "web_search")
+		}
+		code, stdout, stderr := runMain(t, context.Background(), args...)
+		if code != ExitCompleted || strings.TrimSpace(stdout) == "" {
+			t.Fatalf("--no-tool %v: exit %d\nstdout %s\nstderr %s", noTool, code, stdout, stderr)
+		}
+		var sent struct {
+			Tools []map[string]any `json:"tools"`
+		}
+		if err := json.Unmarshal(rp.Requests()[0], &sent); err != nil {
+			t.Fatal(err)
+		}
+		var search []map[string]any
+		for _, tl := range sent.Tools {
+			if tl["name"] == "web_search" {
+				search = append(search, tl)
+			}
+		}
+		switch {
+		case noTool && len(search) != 0:
+			t.Errorf("--no-tool web_search, yet sent %v", search)
+		case !noTool && (len(search) != 1 || search[0]["type"] != "web_search_20250305" || search[0]["input_schema"] != nil):
+			t.Errorf("web_search sent as %v, want Anthropic's server tool", search)
+		}
+		if hits.Load() != 0 {
+			t.Error("the configured backend was asked, though the model has its own search")
+		}
 	}
 }

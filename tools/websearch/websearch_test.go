@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -386,5 +387,18 @@ func TestFromEnv(t *testing.T) {
 	_, err := NewBackend(FromEnv("tavily", "", "MY_TAVILY", getenv))
 	if err == nil || !strings.Contains(err.Error(), "set MY_TAVILY") {
 		t.Errorf("%v", err)
+	}
+}
+
+func TestBuiltin(t *testing.T) {
+	s := Builtin().Spec()
+	if s.Name != Name || s.Builtin != llm.BuiltinWebSearch || s.Access != tool.ReadOnly {
+		t.Errorf("%+v", s)
+	}
+	if l := s.LLM(); l.Builtin != llm.BuiltinWebSearch || l.Name != Name {
+		t.Errorf("offered as %+v", l)
+	}
+	if _, err := Builtin().Run(context.Background(), tool.Call{}); err == nil {
+		t.Error("a function call to the provider's search ran")
 	}
 }
