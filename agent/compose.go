@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
@@ -64,6 +65,12 @@ type Composition struct {
 	// CronScheduled is told when the cron tool adds a job, so the
 	// process's cron scheduler wakes for it (nil: it finds it by polling).
 	CronScheduled func()
+	// WebSearch is the config's [web_search] table: with a backend, the
+	// turn gets web_search.
+	WebSearch config.WebSearch
+	// OwnSearch says the turn's model has a search of its own
+	// (provider.Capabilities.WebSearch), which web_search then is.
+	OwnSearch bool
 	// Detect finds this machine's isolation (nil: sandbox.Detect); tests
 	// replace it to see what each mode does with and without bubblewrap.
 	Detect func() sandbox.Report
@@ -245,16 +252,18 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 		// report only says why they are out.
 		maps.Copy(held, out.Offer.Withheld())
 	}
-	gates := c.gates()
-	maps.Copy(gates, k.Gates())
-	gates[tool.HasDeferredTools] = tool.On(loader != nil)
 	logw := c.Log
 	if logw == nil {
 		logw = io.Discard
 	}
+	offered := addWebSearch(reg, held, c.WebSearch, c.OwnSearch, logw)
+	gates := c.gates()
+	maps.Copy(gates, k.Gates())
+	gates[tool.HasDeferredTools] = tool.On(loader != nil)
 	out.Set, out.Report = tool.Compose(ctx, tool.Composition{
 		Registry:   reg,
 		Enabled:    c.Tools.Enable,
+		Offered:    offered,
 		Gates:      gates,
 		Capability: capability,
 		Suppressed: c.Tools.Disable,

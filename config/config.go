@@ -119,6 +119,13 @@
 //	max_call_arguments = "1MiB"  # the arguments of one call
 //
 // Sizes are written as in [sandbox]; "none" (or -1) is no cap.
+//
+// # Web search
+//
+// The [web_search] table (WebSearch) chooses the search API web_search
+// uses for models without a search of their own: backend "searxng",
+// "brave" or "tavily", url, and key_env, the environment variable that
+// holds the key.
 package config
 
 import (
@@ -145,6 +152,8 @@ type File struct {
 	Sandbox Sandbox `toml:"sandbox"`
 	// Stream caps what one model call may send (see Stream).
 	Stream Stream `toml:"stream"`
+	// WebSearch is the search API of web_search (see WebSearch).
+	WebSearch WebSearch `toml:"web_search"`
 
 	// Path is where the file was read from; empty when there was none.
 	Path string `toml:"-"`
@@ -301,6 +310,10 @@ type Capabilities struct {
 	ContextWindow *int  `toml:"context_window"`
 	MaxOutput     *int  `toml:"max_output"`
 	NativeTools   *bool `toml:"native_tools"`
+	// WebSearch says the provider runs a web search of its own for the
+	// model (OpenAI Responses web_search, Anthropic's web search tool),
+	// which web_search then uses instead of the [web_search] backend.
+	WebSearch     *bool `toml:"web_search"`
 	ParallelCalls *bool `toml:"parallel_calls"`
 	// ReasoningReplay is how reasoning goes back to the model: "none",
 	// "encrypted", "signed", "tool-turn" or "inline" (see package provider).

@@ -131,6 +131,7 @@ func (f *File) check() error {
 	}
 	errs = append(errs, f.Sandbox.check()...)
 	errs = append(errs, f.Stream.check()...)
+	errs = append(errs, f.WebSearch.check()...)
 	for _, m := range sortedKeys(f.Models) {
 		at := fmt.Sprintf("models.%q", m)
 		prov, name, ok := strings.Cut(m, ":")

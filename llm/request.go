@@ -8,7 +8,23 @@ type ToolSpec struct {
 	Description string `json:"description"`
 	// Schema is the JSON Schema of the tool's input object.
 	Schema json.RawMessage `json:"schema"`
+	// Builtin names a provider-defined tool: the provider runs it itself
+	// and sends its calls and results back as blocks of the response,
+	// which adapters keep as opaque parts and replay as returned. An
+	// adapter sends the provider's own definition instead of Schema, and
+	// leaves out a builtin its protocol has not.
+	Builtin Builtin `json:"builtin,omitempty"`
 }
+
+// Builtin is a provider-defined tool.
+type Builtin string
+
+// Provider-defined tools.
+const (
+	// BuiltinWebSearch is the provider's web search: OpenAI Responses
+	// {"type":"web_search"}, Anthropic's web_search server tool.
+	BuiltinWebSearch Builtin = "web_search"
+)
 
 // ToolChoice tells the model whether it may call tools.
 type ToolChoice string

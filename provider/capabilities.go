@@ -45,6 +45,11 @@ type Capabilities struct {
 	// ParallelCalls says the model may make several calls in one response.
 	ParallelCalls   bool       `json:"parallel_calls"`
 	ReasoningReplay ReplayRule `json:"reasoning_replay"`
+	// WebSearch says the provider runs a web search of its own for the
+	// model, offered as a provider-defined tool (llm.BuiltinWebSearch):
+	// built-in OpenAI models through the Responses protocol and built-in
+	// Anthropic models through Anthropic's; a config may say otherwise.
+	WebSearch bool `json:"web_search"`
 	// Price is nil when unknown; a cost budget then cannot be enforced.
 	Price *llm.Price `json:"price,omitempty"`
 	// Estimated lists the fields above that are guesses.
@@ -97,6 +102,10 @@ func (c *Capabilities) apply(o config.Capabilities) {
 	if o.ParallelCalls != nil {
 		c.ParallelCalls = *o.ParallelCalls
 		set = append(set, "parallel_calls")
+	}
+	if o.WebSearch != nil {
+		c.WebSearch = *o.WebSearch
+		set = append(set, "web_search")
 	}
 	if o.ReasoningReplay != nil {
 		c.ReasoningReplay = ReplayRule(*o.ReasoningReplay)
@@ -216,6 +225,8 @@ func withToolMode(c Capabilities, mode string) (Capabilities, string) {
 	case mode == config.ToolModeText:
 		c.NativeTools = false
 		c.known("native_tools")
+		// A provider-defined tool is offered natively or not at all.
+		c.WebSearch = false
 	case !c.NativeTools:
 		mode = config.ToolModeText
 	case mode == "":
@@ -235,6 +246,8 @@ func capabilitiesFor(protocol, model string, layers ...config.Capabilities) Capa
 		if protocol == "openai-chat" && c.ReasoningReplay == ReplayEncrypted {
 			c.ReasoningReplay = ReplayNone
 		}
+		// The vendor's own search, through the vendor's own protocol.
+		c.WebSearch = k.Family == "openai" && protocol == "openai" || k.Family == "anthropic" && protocol == "anthropic"
 	}
 	for _, l := range layers {
 		c.apply(l)

@@ -105,6 +105,11 @@ type Composition struct {
 	Optional []string
 	// Enabled are the optional tools the user switched on (step 1).
 	Enabled []string
+	// Offered are tools of step 1 mounted without being switched on,
+	// each for the reason its value gives, after Enabled in name order:
+	// web_search when a search backend is configured or the model has its
+	// own search.
+	Offered map[string]string
 	// Gates compute the flags; a flag without a gate is off.
 	Gates map[Flag]Gate
 	// Capability is the active capability, if any (step 3).
@@ -213,6 +218,9 @@ func Compose(ctx context.Context, c Composition) (*Set, *Report) {
 		for _, name := range c.Enabled {
 			p.skip(name, "switched on by the user, but "+why)
 		}
+		for _, name := range slices.Sorted(maps.Keys(c.Offered)) {
+			p.skip(name, c.Offered[name]+", but "+why)
+		}
 		for _, m := range mounts {
 			if m.Flag != HasKB {
 				for _, name := range m.Tools {
@@ -230,6 +238,9 @@ func Compose(ctx context.Context, c Composition) (*Set, *Report) {
 				continue
 			}
 			p.add(name, "switched on by the user")
+		}
+		for _, name := range slices.Sorted(maps.Keys(c.Offered)) {
+			p.add(name, c.Offered[name])
 		}
 		for _, m := range mounts {
 			p.mountRow(m.Flag, on[m.Flag])

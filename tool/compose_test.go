@@ -387,3 +387,39 @@ func TestMountedByIsDerivedFromTheTable(t *testing.T) {
 		t.Error("Mounts returned the table itself")
 	}
 }
+
+// TestComposeOfferedToolsMountInStepOneWithTheirReason checks that a tool
+// offered without being switched on (web_search with a search backend)
+// comes after the switched-on tools and before the mounts, with its
+// reason; that an exclusive capability and --no-tool keep it out.
+func TestComposeOfferedToolsMountInStepOneWithTheirReason(t *testing.T) {
+	reg := registry("brainstorm", "web_search")
+	offered := map[string]string{"web_search": "a search backend is configured (brave)"}
+	set, rep := Compose(context.Background(), Composition{
+		Registry: reg, Enabled: []string{"brainstorm"}, Offered: offered, Gates: gates(HasExec),
+	})
+	want := append([]string{"brainstorm", "web_search", "exec"}, always...)
+	if got := set.Names(); !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if d, _ := rep.Decision("web_search"); !d.In || d.Reason != offered["web_search"] {
+		t.Errorf("%+v", d)
+	}
+
+	set, rep = Compose(context.Background(), Composition{Registry: reg, Offered: offered, Suppressed: []string{"web_search"}})
+	if _, ok := set.Get("web_search"); ok {
+		t.Error("suppressed, yet mounted")
+	}
+	if d, _ := rep.Decision("web_search"); d.In || !strings.HasPrefix(d.Reason, "suppressed") {
+		t.Errorf("%+v", d)
+	}
+
+	set, rep = Compose(context.Background(), Composition{Registry: reg, Offered: offered,
+		Capability: &Capability{Name: "solve", Tools: []string{"brainstorm"}, Exclusive: true}})
+	if _, ok := set.Get("web_search"); ok {
+		t.Error("an exclusive capability's turn got web_search")
+	}
+	if d, _ := rep.Decision("web_search"); d.In || !strings.Contains(d.Reason, "exclusive") {
+		t.Errorf("%+v", d)
+	}
+}

@@ -11,6 +11,8 @@ import (
 
 type llmSpec = llm.ToolSpec
 
+type llmBuiltin = llm.Builtin
+
 // Set is an ordered set of tools by name: the tools a turn may call. It is
 // safe for concurrent use, because a tool such as load_tools may add to the
 // live set while a round runs (the next round offers what it added). The

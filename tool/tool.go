@@ -54,6 +54,10 @@ type Spec struct {
 	// Pauses marks a pause tool (ask_user): it runs after every other call
 	// of the round, and only the first such call of a round is honoured.
 	Pauses bool
+	// Builtin marks a provider-defined tool (llm.Builtin): the model's
+	// provider runs it, so it is offered in the provider's own shape and
+	// never dispatched.
+	Builtin llmBuiltin
 }
 
 // LLM returns the spec as offered to a model.
@@ -62,7 +66,7 @@ func (s Spec) LLM() llmSpec {
 	if len(schema) == 0 {
 		schema = emptyObject
 	}
-	return llmSpec{Name: s.Name, Description: s.Description, Schema: schema}
+	return llmSpec{Name: s.Name, Description: s.Description, Schema: schema, Builtin: s.Builtin}
 }
 
 var emptyObject = json.RawMessage(`{"type":"object","properties":{}}`)

@@ -94,6 +94,7 @@ func doctor(ctx context.Context, w io.Writer, mode sandbox.Mode) bool {
 		fmt.Fprintln(tw, "ripgrep\tnot found (grep uses its built-in search, slower on large trees)")
 	}
 	mcpReport(ctx, tw, f)
+	webSearchReport(ctx, tw, f)
 	tw.Flush()
 	return ok
 }

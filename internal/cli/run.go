@@ -139,6 +139,10 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		s.flags.tools.approval = s.flags.approval
 		s.flags.tools.st = p.st
 		s.flags.tools.sandboxOpts = box
+		if s.cfg != nil {
+			s.flags.tools.webSearch = s.cfg.WebSearch
+		}
+		s.flags.tools.ownSearch = s.caps != nil && s.caps.WebSearch
 		m, err := startMCP(cmd.Context(), cmd.ErrOrStderr(), s.cfg)
 		if err != nil {
 			return usageError(err)

@@ -411,7 +411,7 @@ func (tt *threadTools) prompt(ctx context.Context, logw io.Writer) string {
 // then, so the first memory written makes a new composition.
 type toolsKey struct {
 	dir, approval, sandbox, enabled, disabled string
-	memory                                    bool
+	memory, ownSearch                         bool
 }
 
 // grows reports whether a composed set changes while it is used: load_tools
@@ -431,6 +431,11 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 		return nil, err
 	}
 	key := toolsKey{dir: dir, approval: approval, sandbox: c.Sandbox, enabled: strings.Join(c.EnableTools, "\x00"), disabled: strings.Join(c.DisableTools, "\x00")}
+	// The thread's model, opened before its tools, decides which search
+	// web_search is.
+	b.mu.Lock()
+	key.ownSearch = b.models[th.ID].caps.WebSearch
+	b.mu.Unlock()
 	if b.st != nil {
 		// An error leaves it false, as the gate fails closed.
 		key.memory, _ = memory.Gate(b.st)(ctx)
@@ -457,6 +462,10 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 	// The runner's limits go with the workspace's deny list: both are the
 	// config's.
 	tf.sandboxOpts = sandboxOptions(b.cfg)
+	if b.cfg != nil {
+		tf.webSearch = b.cfg.WebSearch
+	}
+	tf.ownSearch = key.ownSearch
 	// The thread's sandbox mode (thread/start) wins over the default,
 	// serve's --sandbox or chat's, but never goes beyond it: a thread
 	// started under a looser server keeps to this one's mode.

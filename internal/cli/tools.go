@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
@@ -54,6 +55,12 @@ type toolFlags struct {
 	// before composing: the limits of exec's runner. The workspace given
 	// to composeTools must have been opened with the same (its deny list).
 	sandboxOpts sandbox.Options
+	// webSearch is the config's [web_search] table, set by the command
+	// before composing: with a backend, the turn gets web_search.
+	webSearch config.WebSearch
+	// ownSearch says the turn's model has a search of its own
+	// (provider.Capabilities.WebSearch), which web_search then is.
+	ownSearch bool
 }
 
 func (f *toolFlags) register(cmd *cobra.Command) {
@@ -101,7 +108,8 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 		Tools: agent.Tools{Capability: f.capability, Exclusive: f.exclusive, Exec: f.exec, Enable: f.enabled,
 			Disable: f.suppressed, KBs: f.kbs, Attach: f.attach},
 		Sandbox: mode, Approval: tool.Policy(f.approval), SandboxOptions: f.sandboxOpts,
-		Store: f.st, MCP: f.mcp, CronScheduled: f.cronScheduled, Detect: detectSandbox, Log: logw,
+		Store: f.st, MCP: f.mcp, CronScheduled: f.cronScheduled,
+		WebSearch: f.webSearch, OwnSearch: f.ownSearch, Detect: detectSandbox, Log: logw,
 	})
 	if err != nil {
 		f.loaded, f.offer = nil, nil
@@ -139,6 +147,7 @@ func newToolsCmd() *cobra.Command {
 				return usageError(err)
 			}
 			f.sandboxOpts = sandboxOptions(cfg)
+			f.webSearch = cfg.WebSearch
 			ws, err := openWorkspace(dir, f.sandboxOpts)
 			if err != nil {
 				return usageError(err)

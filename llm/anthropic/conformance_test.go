@@ -202,6 +202,10 @@ func requestFrom(t *testing.T, body map[string]any, cache bool) (*llm.Request, O
 	}
 	for _, tl := range asList(body["tools"]) {
 		tm := tl.(map[string]any)
+		if tm["type"] == "web_search_20250305" {
+			req.Tools = append(req.Tools, llm.ToolSpec{Name: tm["name"].(string), Builtin: llm.BuiltinWebSearch})
+			continue
+		}
 		schema, _ := json.Marshal(tm["input_schema"])
 		desc, _ := tm["description"].(string)
 		req.Tools = append(req.Tools, llm.ToolSpec{Name: tm["name"].(string), Description: desc, Schema: schema})
@@ -530,11 +534,15 @@ func TestRecordedWebSearchBlocksAreKept(t *testing.T) {
 					t.Errorf("turn %d: answer %q, finish %q", i+1, textOf(resp), resp.Finish)
 				}
 				history = append(history, llm.Item{Role: llm.RoleAssistant, Parts: resp.Parts})
+				var sent map[string]any
+				json.Unmarshal(rp.Requests()[i], &sent)
+				// The server tool is offered as the recording client did.
+				if !reflect.DeepEqual(sent["tools"], ex[i].req["tools"]) {
+					t.Errorf("turn %d: tools sent %v, recorded %v", i+1, sent["tools"], ex[i].req["tools"])
+				}
 				if i == 0 {
 					continue
 				}
-				var sent map[string]any
-				json.Unmarshal(rp.Requests()[i], &sent)
 				got, want := serverBlocks(sent), serverBlocks(ex[i].req)
 				if !reflect.DeepEqual(got, want) {
 					g, _ := json.Marshal(got)

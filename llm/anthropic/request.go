@@ -271,13 +271,24 @@ func tools(req *llm.Request, parallel *bool) ([]sdk.ToolUnionParam, sdk.ToolChoi
 	if len(specs) == 0 {
 		return nil, sdk.ToolChoiceUnionParam{}
 	}
-	out := make([]sdk.ToolUnionParam, len(specs))
-	for i, s := range specs {
+	out := make([]sdk.ToolUnionParam, 0, len(specs))
+	for _, s := range specs {
+		switch s.Builtin {
+		case "":
+		case llm.BuiltinWebSearch:
+			// The web search server tool: Anthropic runs the searches
+			// and returns server_tool_use and web_search_tool_result
+			// blocks, kept and replayed as they came (block.part).
+			out = append(out, sdk.ToolUnionParam{OfWebSearchTool20250305: &sdk.WebSearchTool20250305Param{}})
+			continue
+		default:
+			continue
+		}
 		t := sdk.ToolParam{Name: s.Name, InputSchema: inputSchema(s.Schema)}
 		if s.Description != "" {
 			t.Description = param.NewOpt(s.Description)
 		}
-		out[i] = sdk.ToolUnionParam{OfTool: &t}
+		out = append(out, sdk.ToolUnionParam{OfTool: &t})
 	}
 	allow := req.ParallelCalls
 	if parallel != nil {

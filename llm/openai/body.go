@@ -155,25 +155,35 @@ func toolsJSON(cache *atomic.Pointer[toolsCache], specs []llm.ToolSpec, write fu
 		return t.json, nil
 	}
 	b := []byte{'['}
+	written := 0
 	for i := range specs {
 		s := &specs[i]
-		schema, err := schemaMap(s.Schema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %q: %w", s.Name, err)
+		var params []byte
+		if s.Builtin == "" {
+			schema, err := schemaMap(s.Schema)
+			if err != nil {
+				return nil, fmt.Errorf("tool %q: %w", s.Name, err)
+			}
+			if params, err = json.Marshal(schema); err != nil {
+				return nil, fmt.Errorf("tool %q: schema: %w", s.Name, err)
+			}
 		}
-		params, err := json.Marshal(schema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %q: schema: %w", s.Name, err)
-		}
-		if i > 0 {
+		// write leaves out a builtin its API has not.
+		mark := len(b)
+		if written > 0 {
 			b = append(b, ',')
 		}
-		b = write(b, s, params)
+		before := len(b)
+		if b = write(b, s, params); len(b) == before {
+			b = b[:mark]
+			continue
+		}
+		written++
 	}
 	b = append(b, ']')
 	t := &toolsCache{json: b, specs: make([]toolSnap, len(specs))}
 	for i, s := range specs {
-		t.specs[i] = toolSnap{s.Name, s.Description, string(s.Schema)}
+		t.specs[i] = toolSnap{s.Name, s.Description, string(s.Schema), s.Builtin}
 	}
 	cache.Store(t)
 	return b, nil
@@ -218,7 +228,10 @@ type toolsCache struct {
 	json  []byte
 }
 
-type toolSnap struct{ name, description, schema string }
+type toolSnap struct {
+	name, description, schema string
+	builtin                   llm.Builtin
+}
 
 func (t *toolsCache) same(specs []llm.ToolSpec) bool {
 	if len(specs) != len(t.specs) {
@@ -226,7 +239,7 @@ func (t *toolsCache) same(specs []llm.ToolSpec) bool {
 	}
 	for i := range specs {
 		s := &t.specs[i]
-		if specs[i].Name != s.name || specs[i].Description != s.description || string(specs[i].Schema) != s.schema {
+		if specs[i].Name != s.name || specs[i].Description != s.description || string(specs[i].Schema) != s.schema || specs[i].Builtin != s.builtin {
 			return false
 		}
 	}

@@ -84,6 +84,10 @@ func (c *Chat) chatBody(req *llm.Request, stream, textTools bool) ([]byte, error
 
 // chatTool writes one tool of the Chat tools array.
 func chatTool(b []byte, s *llm.ToolSpec, params []byte) []byte {
+	if s.Builtin != "" {
+		// Chat Completions has no provider-defined tools.
+		return b
+	}
 	b = append(b, `{"type":"function","function":{"name":`...)
 	b = jsontext.AppendString(b, s.Name)
 	if s.Description != "" {

@@ -365,6 +365,10 @@ func requestFrom(t *testing.T, api string, body map[string]any, opts *openai.Opt
 	tools, _ := body["tools"].([]any)
 	for _, tl := range tools {
 		tm := tl.(map[string]any)
+		if tm["type"] == "web_search" {
+			req.Tools = append(req.Tools, llm.ToolSpec{Name: "web_search", Builtin: llm.BuiltinWebSearch})
+			continue
+		}
 		if fn, ok := tm["function"].(map[string]any); ok {
 			tm = fn
 		}

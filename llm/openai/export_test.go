@@ -13,3 +13,13 @@ func CheckChatBody(c *Chat, req *llm.Request, stream bool) error {
 func CheckResponsesBody(r *Responses, req *llm.Request, stream bool) error {
 	return compareResponsesBody(r, req, stream)
 }
+
+// ResponsesBodyForTest returns the body a Responses model sends for req,
+// not streamed.
+func ResponsesBodyForTest(t interface{ Fatal(...any) }, r *Responses, req *llm.Request) []byte {
+	b, err := r.responsesBody(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -259,6 +260,13 @@ func (a *responsesAssembler) finishResponse(resp *responses.Response, emit func(
 					Raw:       json.RawMessage(item.RawJSON()),
 				},
 			})
+		case "web_search_call":
+			// The provider's own search, run on its side: kept as it
+			// came, for replay (searchCallJSON), and empty to a reader.
+			parts = append(parts, llm.Part{
+				Kind:   llm.PartReasoning,
+				Opaque: &llm.Opaque{Provider: ProviderResponses, ID: item.ID, Raw: compactJSON(item.RawJSON())},
+			})
 		case "message":
 			parts = append(parts, llm.Part{
 				Kind:   llm.PartText,
@@ -369,4 +377,14 @@ func withText(parts []llm.Part, text string) []llm.Part {
 		}
 	}
 	return out
+}
+
+// compactJSON returns raw without insignificant space, as it is replayed
+// inside a request body; raw that is not JSON is kept as it came.
+func compactJSON(raw string) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(raw)) != nil {
+		return json.RawMessage(raw)
+	}
+	return b.Bytes()
 }

@@ -89,7 +89,17 @@ func (r *Responses) responsesBody(req *llm.Request, stream bool) ([]byte, error)
 // responsesTool writes one tool of the Responses tools array. Strict is
 // sent as false: the Responses API defaults to strict schemas, which
 // ordinary JSON Schemas fail.
+//
+// The one builtin of the Responses API rein offers is web_search, sent as
+// {"type":"web_search"}; another builtin is left out.
 func responsesTool(b []byte, s *llm.ToolSpec, params []byte) []byte {
+	switch s.Builtin {
+	case "":
+	case llm.BuiltinWebSearch:
+		return append(b, `{"type":"web_search"}`...)
+	default:
+		return b
+	}
 	b = append(b, `{"type":"function","name":`...)
 	b = jsontext.AppendString(b, s.Name)
 	if s.Description != "" {
@@ -199,6 +209,14 @@ func (r *Responses) encodeAssistant(b []byte, it *llm.Item, k msgKind) []byte {
 			if i > last {
 				continue
 			}
+			if raw, search := searchCallJSON(p, store); search {
+				if raw != nil {
+					flushText()
+					item()
+					b = append(b, raw...)
+				}
+				continue
+			}
 			if raw, ok := reasoningJSON(p, store); ok {
 				flushText()
 				item()
@@ -229,6 +247,28 @@ func (r *Responses) encodeAssistant(b []byte, it *llm.Item, k msgKind) []byte {
 	}
 	flushText()
 	return b
+}
+
+// searchCallJSON returns a kept web_search_call item as it was returned,
+// and whether the part is one. It goes back only when the response was
+// stored (store): the API looks the call up by its id, and an id it did
+// not store is refused, so without store the call stays in history only
+// and the answer's text carries what was found.
+func searchCallJSON(p llm.Part, store bool) ([]byte, bool) {
+	o := p.Opaque
+	if o == nil || o.Provider != ProviderResponses || len(o.Raw) == 0 {
+		return nil, false
+	}
+	var kept struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(o.Raw, &kept) != nil || kept.Type != "web_search_call" {
+		return nil, false
+	}
+	if !store {
+		return nil, true
+	}
+	return o.Raw, true
 }
 
 // reasoningJSON is the reasoning input item reasoningInput builds, encoded.

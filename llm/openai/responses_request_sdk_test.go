@@ -53,6 +53,14 @@ func (r *Responses) responsesParams(req *llm.Request) (responses.ResponseNewPara
 	}
 	if len(req.Tools) > 0 && !textTools {
 		for _, s := range req.Tools {
+			switch s.Builtin {
+			case "":
+			case llm.BuiltinWebSearch:
+				p.Tools = append(p.Tools, responses.ToolUnionParam{OfWebSearch: &responses.WebSearchToolParam{Type: responses.WebSearchToolTypeWebSearch}})
+				continue
+			default:
+				continue
+			}
 			schema, err := schemaMap(s.Schema)
 			if err != nil {
 				return p, fmt.Errorf("tool %q: %w", s.Name, err)
@@ -178,6 +186,14 @@ func appendAssistant(out []responses.ResponseInputItemUnionParam, it *llm.Item, 
 			text.WriteString(p.Text)
 		case llm.PartReasoning:
 			if i > last {
+				continue
+			}
+			if raw, search := searchCallJSON(p, store); search {
+				if raw != nil {
+					flushText()
+					ws := param.Override[responses.ResponseFunctionWebSearchParam](json.RawMessage(raw))
+					out = append(out, responses.ResponseInputItemUnionParam{OfWebSearchCall: &ws})
+				}
 				continue
 			}
 			if item, ok := reasoningInput(p, store); ok {

@@ -119,6 +119,10 @@ Write a string parameter with string="true" and its text as is, without quotes o
 ## Available tools
 `)
 	for _, sp := range specs {
+		if sp.Builtin != "" {
+			// The provider runs its own tools; they are not called in text.
+			continue
+		}
 		b.WriteString("\n### " + sp.Name + "\n")
 		if d := strings.TrimSpace(sp.Description); d != "" {
 			b.WriteString(d + "\n")
