@@ -107,7 +107,15 @@ type typed[In any] struct {
 
 func (t *typed[In]) Spec() Spec { return t.spec }
 
+// Decode implements Decoder.
+func (t *typed[In]) Decode(args json.RawMessage) (any, error) {
+	return decodeArgs[In](t.spec.Name, args)
+}
+
 func (t *typed[In]) Run(ctx context.Context, call Call) (Output, error) {
+	if in, ok := call.Input.(In); ok {
+		return t.fn(ctx, in)
+	}
 	in, err := decodeArgs[In](t.spec.Name, call.Args)
 	if err != nil {
 		return Output{}, err
