@@ -120,9 +120,10 @@ type Call struct {
 // The dispatcher decodes on the goroutine that reads the model's stream,
 // whose stack has grown already; a call's own goroutine starts on a small
 // stack, and growing it for encoding/json (copying it, adjusting every
-// frame) cost about a fifth of a typed no-op call's CPU. Decode's result
-// reaches Run as Call.Input; when Decode fails, Run gets nil and reports
-// the error itself.
+// frame) cost about a fifth of a typed no-op call's CPU. Decode is given
+// arguments that passed the tool's schema (Validator). Its result reaches
+// Run as Call.Input; when Decode fails, Run gets nil and reports the error
+// itself.
 type Decoder interface {
 	Decode(args json.RawMessage) (any, error)
 }
