@@ -18,10 +18,10 @@ type callOrder struct {
 	// ids are the ids of the calls handed on, by call index; in buf for
 	// a round of a few calls.
 	ids []string
-	buf [8]string
-	// head is the call put next in order and not yet taken.
-	head    llm.Call
-	hasHead bool
+	buf [4]string
+	// head is the call put next in order and not yet taken: the stream's
+	// own, copied when taken (next follows put at once).
+	head *llm.Call
 	// pending are calls completed ahead of an earlier one, by index.
 	pending map[int]llm.Call
 }
@@ -32,41 +32,41 @@ func (o *callOrder) reset() {
 		o.ids = o.buf[:0]
 	}
 	o.ids = o.ids[:0]
-	o.hasHead = false
+	o.head = nil
 	clear(o.pending)
 }
 
 // put takes the call the stream completed at index i. It reports whether
 // calls are now ready to take in order; a call already handed on (a repeat
 // of its index) is dropped, and one ahead of an earlier call is held.
-func (o *callOrder) put(i int, c llm.Call) bool {
+func (o *callOrder) put(i int, c *llm.Call) bool {
 	switch {
-	case i < len(o.ids) || (i == len(o.ids) && o.hasHead):
+	case i < len(o.ids) || (i == len(o.ids) && o.head != nil):
 		return false
 	case i > len(o.ids):
 		if o.pending == nil {
 			o.pending = make(map[int]llm.Call)
 		}
-		o.pending[i] = c
+		o.pending[i] = *c
 		return false
 	}
-	o.head, o.hasHead = c, true
+	o.head = c
 	return true
 }
 
 // next returns the next call in order with its index and its id made
 // unique by m, or false when the next call has not completed yet.
 func (o *callOrder) next(m idMinter) (llm.Call, int, bool) {
-	if !o.hasHead {
-		c, ok := o.pending[len(o.ids)]
-		if !ok {
+	var c llm.Call
+	if o.head != nil {
+		c, o.head = *o.head, nil
+	} else {
+		var ok bool
+		if c, ok = o.pending[len(o.ids)]; !ok {
 			return llm.Call{}, 0, false
 		}
 		delete(o.pending, len(o.ids))
-		o.head = c
 	}
-	c := o.head
-	o.head, o.hasHead = llm.Call{}, false
 	c.ID = m.uniqueID(c.ID)
 	o.ids = append(o.ids, c.ID)
 	return c, len(o.ids) - 1, true

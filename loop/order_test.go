@@ -50,14 +50,14 @@ func TestCallOrder(t *testing.T) {
 			var o callOrder
 			m := &fakeMinter{}
 			// Dirty the order first: reset must leave nothing behind.
-			o.put(3, llm.Call{ID: "stale"})
-			o.put(0, llm.Call{ID: "old"})
+			o.put(3, &llm.Call{ID: "stale"})
+			o.put(0, &llm.Call{ID: "old"})
 			o.next(m)
 			o.reset()
 			m = &fakeMinter{}
 			var got []string
 			for _, d := range tc.in {
-				if o.handedOn(d.index) || !o.put(d.index, llm.Call{ID: d.id}) {
+				if o.handedOn(d.index) || !o.put(d.index, &llm.Call{ID: d.id}) {
 					continue
 				}
 				for {
@@ -86,7 +86,7 @@ func TestCallOrder(t *testing.T) {
 func TestCallOrderLate(t *testing.T) {
 	var o callOrder
 	m := &fakeMinter{}
-	o.put(0, llm.Call{ID: "a"})
+	o.put(0, &llm.Call{ID: "a"})
 	o.next(m)
 	if _, ok := o.late(0, llm.Call{ID: "a"}, m); ok {
 		t.Fatal("a call handed on during the stream was handed on again from the response")
@@ -100,9 +100,9 @@ func TestCallOrderLate(t *testing.T) {
 func TestAssistantItem(t *testing.T) {
 	m := &fakeMinter{}
 	var o callOrder
-	o.put(0, llm.Call{ID: "dup"})
+	o.put(0, &llm.Call{ID: "dup"})
 	o.next(m)
-	o.put(1, llm.Call{ID: "dup"})
+	o.put(1, &llm.Call{ID: "dup"})
 	o.next(m) // fresh_1
 	call := func(id string) llm.Part { return llm.Part{Kind: llm.PartCall, Call: &llm.Call{ID: id, Name: "t"}} }
 	text := llm.Part{Kind: llm.PartText, Text: "hi"}

@@ -314,7 +314,7 @@ func (r *run) read(stream llm.Stream, rd *reading) {
 				cut(e)
 				return
 			}
-			if !r.order.put(ev.Index, *ev.Call) {
+			if !r.order.put(ev.Index, ev.Call) {
 				continue
 			}
 			for {
