@@ -41,6 +41,13 @@ func (r *Round) check(k *call) (refusal string) {
 		args = []byte("{}")
 	}
 	k.tool, k.args, k.obj, k.pauses = t, args, obj, spec.Pauses
+	if dec, ok := t.(tool.Decoder); ok {
+		// Here, on the stream reader's goroutine (tool.Decoder says why);
+		// a failure is the tool's to report when it runs.
+		if in, err := dec.Decode(args); err == nil {
+			k.input = in
+		}
+	}
 	k.timeout = d.timeout(spec)
 	if !k.pauses {
 		k.keys = tool.KeysOf(t, args)

@@ -111,11 +111,13 @@ type Round struct {
 // call is one call of a round. Its fields up to mu-guarded ones are set by
 // Add before the call can start and only read afterwards.
 type call struct {
-	index   int
-	llm     llm.Call
-	tool    tool.Tool
-	args    json.RawMessage
-	obj     map[string]any
+	index int
+	llm   llm.Call
+	tool  tool.Tool
+	args  json.RawMessage
+	obj   map[string]any
+	// input is args as the tool's Decoder decoded them, or nil.
+	input   any
 	canon   string // canonical arguments, computed when first compared
 	keys    tool.Keys
 	pauses  bool

@@ -174,6 +174,7 @@ func invoke(ctx context.Context, k *call, info *RoundInfo) (out tool.Output, err
 		Partial:  &k.partial,
 		ThreadID: info.ThreadID,
 		TurnID:   info.TurnID,
+		Input:    k.input,
 	})
 	return out, err
 }

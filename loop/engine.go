@@ -127,6 +127,9 @@ type run struct {
 	// meter counts each round's output against the caps; its array is
 	// reused round after round.
 	meter meter
+	// order puts each round's completed calls in call order, with ids
+	// unique in the thread; reused round after round.
+	order callOrder
 }
 
 func (e *Engine) newRun(ctx context.Context, st *State) *run {
@@ -176,108 +179,129 @@ func (r *run) loop() (*Outcome, error) {
 		}
 
 		res := r.round(phase)
-		if res.counted {
-			st.Rounds++
-			if phase == llm.PhaseSettle {
-				st.SettlementRounds++
-			} else {
-				st.ExplorationRound++
-			}
-		}
-		if res.journalErr != nil {
-			return r.fail(StopProviderError, res.journalErr)
-		}
-		if res.interrupted || r.ctx.Err() != nil {
+		r.tally(phase, res)
+		switch res.end {
+		case endJournalFailed, endRefused:
+			// A refused request would only be refused the same way in a
+			// forced final round.
+			return r.fail(StopProviderError, res.err)
+		case endInterrupted:
 			return r.interrupted()
-		}
-		if res.batch != nil {
-			st.ToolSteps++
-		}
-		if res.capped {
+		case endCapped:
 			// A model that streams past a cap is not asked again.
 			r.warn(event.WarnOutputCap, res.err.Error())
 			return r.fail(StopOutputCapped, res.err)
-		}
-		if res.timedOut {
+		case endTimedOut:
 			r.warn(event.WarnDeadline, "the time budget ran out while the model was answering; its stream was cut")
 			return r.forcedFinish(StopForcedTime)
-		}
-		if res.err == nil {
-			r.compacted = false
-		}
-		if res.err != nil {
-			if res.guarded {
-				// The guard refused a request known to be too big: sending
-				// a forced final round would only be refused the same way.
-				return r.fail(StopProviderError, res.err)
-			}
+		case endFailed:
 			if r.retryCompacted(phase, res) {
 				continue
 			}
-			if !res.counted && st.Rounds == 0 {
-				return r.fail(StopProviderError, res.err)
+			return r.modelFailed(res)
+		case endCalls:
+			r.compacted = false
+			if out, err := r.ranCalls(phase, res); out != nil {
+				return out, err
 			}
-			var le *llm.Error
-			if errors.As(res.err, &le) && le.Shown {
-				// Part of the round was already shown: the error surfaces as
-				// retryable rather than being papered over.
-				return r.fail(StopProviderError, res.err)
-			}
-			r.warn(event.WarnForced, "a model call failed: "+r.redact(res.err.Error()))
-			return r.forcedFinish(StopForcedError)
-		}
-
-		if res.batch != nil {
-			if r.detectLoop(res) && phase == llm.PhaseExplore {
-				st.ExplorationRound = o.MaxRounds
-				st.SettleCause = StopForcedLoop
-				r.warn(event.WarnLoop, "the same call returned the same result repeatedly; moving to settlement")
-			}
-			if t := res.batch.Terminate; t >= 0 {
-				if err := r.dropApprovals(res.batch); err != nil {
-					return r.fail(StopProviderError, err)
-				}
-				return r.complete(StopTerminatedByTool, r.answer(res.batch.Results[t].Content))
-			}
-			if res.batch.Pause != nil || len(res.batch.Approvals) > 0 {
-				if out, err := r.pause(res); out != nil {
-					return out, err
-				}
-			}
-			continue
-		}
-
-		// A round without calls: finish, unless it was cut or empty.
-		if res.finish.Truncated() {
+		case endTruncated:
+			r.compacted = false
 			st.Continued = append(st.Continued, res.visible)
 			r.warn(event.WarnTruncated, "the answer was cut by the output limit; asking the model to continue")
 			if err := r.record(llm.Directive(continueDirective)); err != nil {
 				return r.fail(StopProviderError, err)
 			}
-			continue
-		}
-		if strings.TrimSpace(res.visible) == "" {
-			if !st.Nudged {
-				st.Nudged = true
-				r.warn(event.WarnEmptyNudge, "the model answered with no visible text; nudging it once")
-				if err := r.record(llm.Directive(nudgeDirective)); err != nil {
-					return r.fail(StopProviderError, err)
-				}
-				continue
+		case endAnswer:
+			r.compacted = false
+			if out, err := r.answered(res); out != nil {
+				return out, err
 			}
-			return r.fail(StopEmptyAnswer, ErrEmptyAnswer)
 		}
-		// Steer that arrived while the finish round streamed is never
-		// dropped: the turn goes on for a round that reads it.
-		steered, err := r.steer()
-		if err != nil {
+	}
+}
+
+// tally counts a round: against the budgets of its phase when the model
+// answered, as a tool step when its calls ran and the turn goes on to
+// report them.
+func (r *run) tally(phase llm.Phase, res roundResult) {
+	st := r.st
+	if res.counted {
+		st.Rounds++
+		if phase == llm.PhaseSettle {
+			st.SettlementRounds++
+		} else {
+			st.ExplorationRound++
+		}
+	}
+	if res.batch != nil && res.end != endJournalFailed && res.end != endInterrupted {
+		st.ToolSteps++
+	}
+}
+
+// modelFailed ends a turn whose model call failed: with the error when no
+// round got through or part of this one was already shown, else with a
+// forced final round on what was gathered.
+func (r *run) modelFailed(res roundResult) (*Outcome, error) {
+	if !res.counted && r.st.Rounds == 0 {
+		return r.fail(StopProviderError, res.err)
+	}
+	var le *llm.Error
+	if errors.As(res.err, &le) && le.Shown {
+		// Part of the round was already shown: the error surfaces as
+		// retryable rather than being papered over.
+		return r.fail(StopProviderError, res.err)
+	}
+	r.warn(event.WarnForced, "a model call failed: "+r.redact(res.err.Error()))
+	return r.forcedFinish(StopForcedError)
+}
+
+// ranCalls goes on after a round whose calls ran: loop detection, a
+// terminating tool, pauses. It returns nil when the turn goes on.
+func (r *run) ranCalls(phase llm.Phase, res roundResult) (*Outcome, error) {
+	st := r.st
+	if r.detectLoop(res) && phase == llm.PhaseExplore {
+		st.ExplorationRound = r.o.MaxRounds
+		st.SettleCause = StopForcedLoop
+		r.warn(event.WarnLoop, "the same call returned the same result repeatedly; moving to settlement")
+	}
+	if t := res.batch.Terminate; t >= 0 {
+		if err := r.dropApprovals(res.batch); err != nil {
 			return r.fail(StopProviderError, err)
 		}
-		if steered {
-			continue
-		}
-		return r.complete(StopFinished, r.answer(res.visible))
+		return r.complete(StopTerminatedByTool, r.answer(res.batch.Results[t].Content))
 	}
+	if res.batch.Pause != nil || len(res.batch.Approvals) > 0 {
+		return r.pause(res)
+	}
+	return nil, nil
+}
+
+// answered finishes the turn on a round without calls, unless its reply was
+// empty (the model is nudged once) or steer arrived while it streamed. It
+// returns nil when the turn goes on.
+func (r *run) answered(res roundResult) (*Outcome, error) {
+	st := r.st
+	if strings.TrimSpace(res.visible) == "" {
+		if !st.Nudged {
+			st.Nudged = true
+			r.warn(event.WarnEmptyNudge, "the model answered with no visible text; nudging it once")
+			if err := r.record(llm.Directive(nudgeDirective)); err != nil {
+				return r.fail(StopProviderError, err)
+			}
+			return nil, nil
+		}
+		return r.fail(StopEmptyAnswer, ErrEmptyAnswer)
+	}
+	// Steer that arrived while the finish round streamed is never
+	// dropped: the turn goes on for a round that reads it.
+	steered, err := r.steer()
+	if err != nil {
+		return r.fail(StopProviderError, err)
+	}
+	if steered {
+		return nil, nil
+	}
+	return r.complete(StopFinished, r.answer(res.visible))
 }
 
 // begin starts a round of calls, watched by the turn's one cancellation

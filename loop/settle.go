@@ -20,18 +20,16 @@ func (r *run) forcedFinish(reason StopReason) (*Outcome, error) {
 	if res.counted {
 		r.st.Rounds++
 	}
-	if res.journalErr != nil {
-		return r.fail(StopProviderError, res.journalErr)
-	}
-	if res.interrupted || r.ctx.Err() != nil {
+	answer := r.answer(res.visible)
+	switch res.end {
+	case endJournalFailed, endRefused, endFailed:
+		return r.fail(StopProviderError, res.err)
+	case endInterrupted:
 		return r.interrupted()
-	}
-	if res.capped {
+	case endCapped:
 		r.warn(event.WarnOutputCap, res.err.Error())
 		return r.fail(StopOutputCapped, res.err)
-	}
-	answer := r.answer(res.visible)
-	if res.timedOut {
+	case endTimedOut:
 		// Cut at its own deadline: what arrived is the answer, if anything
 		// did.
 		if strings.TrimSpace(answer) == "" {
@@ -39,9 +37,6 @@ func (r *run) forcedFinish(reason StopReason) (*Outcome, error) {
 		}
 		r.warn(event.WarnDeadline, "the time budget ran out while the model was answering; the answer is cut short")
 		return r.complete(StopForcedTime, answer)
-	}
-	if res.err != nil {
-		return r.fail(StopProviderError, res.err)
 	}
 	if strings.TrimSpace(answer) == "" {
 		// Never a canned answer reported as success.

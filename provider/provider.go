@@ -67,6 +67,9 @@ func ParseSpec(s string) (Spec, error) {
 type Config struct {
 	// BaseURL overrides the provider's base URL (--base-url).
 	BaseURL string
+	// APIKey is the key to send, given explicitly (a library caller's);
+	// empty reads the provider's key variable through Getenv.
+	APIKey string
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
 	// NoStream asks for whole responses instead of streams.

@@ -99,7 +99,9 @@ func Resolve(s Spec, c Config) (*Resolved, error) {
 	r.Request = mergeRequests(append(layers, layer{at: "the command line", req: c.Request}))
 
 	key := "none" // a placeholder for servers without keys: never another provider's key from the environment
-	if r.KeyEnv != "" {
+	if c.APIKey != "" {
+		key = c.APIKey
+	} else if r.KeyEnv != "" {
 		key = c.getenv(r.KeyEnv)
 		if key == "" {
 			return nil, fmt.Errorf("%s: %s is not set; export it (any non-empty value for a local server)", s, r.KeyEnv)

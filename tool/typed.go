@@ -107,7 +107,22 @@ type typed[In any] struct {
 
 func (t *typed[In]) Spec() Spec { return t.spec }
 
+// Decode implements Decoder. The arguments passed In's schema, which admits
+// no field In lacks (additionalProperties false, names matched exactly), so
+// encoding/json's Unmarshal decodes them as the strict decoder Run uses
+// would, with three allocations fewer.
+func (t *typed[In]) Decode(args json.RawMessage) (any, error) {
+	var in In
+	if err := json.Unmarshal(args, &in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
 func (t *typed[In]) Run(ctx context.Context, call Call) (Output, error) {
+	if in, ok := call.Input.(In); ok {
+		return t.fn(ctx, in)
+	}
 	in, err := decodeArgs[In](t.spec.Name, call.Args)
 	if err != nil {
 		return Output{}, err

@@ -207,3 +207,45 @@ func BenchmarkTypedRun(b *testing.B) {
 		}
 	}
 }
+
+// A typed tool is a Decoder: what Decode returns, given back as Input,
+// runs without decoding Args again; without Input it decodes Args.
+func TestTypedDecodeAheadOfRun(t *testing.T) {
+	var seen []greetIn
+	gt := tool.New("greet", "Greet.", func(_ context.Context, in greetIn) (tool.Output, error) {
+		seen = append(seen, in)
+		return tool.Text("hi " + in.Name), nil
+	})
+	dec, ok := gt.(tool.Decoder)
+	if !ok {
+		t.Fatal("a typed tool is not a tool.Decoder")
+	}
+	in, err := dec.Decode(json.RawMessage(`{"name":"Ada","times":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Args that would not decode: Input is what runs.
+	out, err := gt.Run(context.Background(), tool.Call{Args: json.RawMessage(`not json`), Input: in})
+	if err != nil || out.Text != "hi Ada" || seen[0].Times != 2 {
+		t.Fatalf("run with Input: %v %q %+v", err, out.Text, seen)
+	}
+	if _, err := dec.Decode(json.RawMessage(`{"name":`)); err == nil {
+		t.Fatal("Decode accepted broken JSON")
+	}
+	// What Decode is given passed the schema, which is closed: a field
+	// named in another case is refused there, before Decode.
+	v, err := tool.NewValidator(gt.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{`{"Name":"Ada"}`, `{"name":"Ada","extra":1}`} {
+		if _, err := v.Check([]byte(args)); err == nil {
+			t.Fatalf("the schema admits %s, which Decode would read as a known field or drop", args)
+		}
+	}
+	// Input of another type is ignored: Args decide.
+	out, err = gt.Run(context.Background(), tool.Call{Args: json.RawMessage(`{"name":"Bo"}`), Input: 42})
+	if err != nil || out.Text != "hi Bo" {
+		t.Fatalf("run with a foreign Input: %v %q", err, out.Text)
+	}
+}

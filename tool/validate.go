@@ -293,6 +293,8 @@ func (w *walker) walk(s *jsonschema.Schema, val any, path string, depth int) {
 	if s == nil {
 		return
 	}
+	// The label is formatted only when a problem is reported: a valid
+	// call pays nothing for it.
 	label := fieldLabel(path)
 	if want := schemaTypes(s); len(want) > 0 && !typeMatches(want, val) {
 		if val == nil {
@@ -318,7 +320,7 @@ func (w *walker) walk(s *jsonschema.Schema, val any, path string, depth int) {
 	}
 }
 
-func (w *walker) walkString(s *jsonschema.Schema, x, path, label string) {
+func (w *walker) walkString(s *jsonschema.Schema, x, path string, label fieldLabel) {
 	n := utf8.RuneCountInString(x)
 	switch {
 	case x == "" && s.MinLength != nil && *s.MinLength >= 1:
@@ -330,7 +332,7 @@ func (w *walker) walkString(s *jsonschema.Schema, x, path, label string) {
 	}
 }
 
-func (w *walker) walkNumber(s *jsonschema.Schema, x float64, path, label string) {
+func (w *walker) walkNumber(s *jsonschema.Schema, x float64, path string, label fieldLabel) {
 	switch {
 	case s.Minimum != nil && x < *s.Minimum:
 		w.add(ProblemInvalid, path, fmt.Sprintf("%s is %v, below the minimum %v", label, x, *s.Minimum))
@@ -339,7 +341,7 @@ func (w *walker) walkNumber(s *jsonschema.Schema, x float64, path, label string)
 	}
 }
 
-func (w *walker) walkArray(s *jsonschema.Schema, x []any, path, label string, depth int) {
+func (w *walker) walkArray(s *jsonschema.Schema, x []any, path string, label fieldLabel, depth int) {
 	if s.MinItems != nil && len(x) < *s.MinItems {
 		w.add(ProblemInvalid, path, fmt.Sprintf("%s has %d items, at least %d needed", label, len(x), *s.MinItems))
 	}
@@ -407,11 +409,15 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-func fieldLabel(path string) string {
-	if path == "" {
+// fieldLabel names a field in a problem's message: "field \"a.b\"", or
+// "the arguments" for the whole object. It is a path until formatted.
+type fieldLabel string
+
+func (l fieldLabel) String() string {
+	if l == "" {
 		return "the arguments"
 	}
-	return fmt.Sprintf("field %q", path)
+	return fmt.Sprintf("field %q", string(l))
 }
 
 func schemaTypes(s *jsonschema.Schema) []string {

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -273,5 +274,33 @@ func TestEmptyArgumentsVerdictMatchesTheFullCheck(t *testing.T) {
 				t.Errorf("schema %s, args %q: err %v, want ok=%v", tt.schema, args, err, tt.ok)
 			}
 		}
+	}
+}
+
+// A valid call's field names are never formatted: the label of a field is
+// built only for a problem's message (the dispatcher checks every call).
+func TestValidatorValidCallFormatsNoLabel(t *testing.T) {
+	typed := New("noop", "Do nothing.", func(context.Context, struct {
+		N int    `json:"n"`
+		S string `json:"s,omitempty"`
+	}) (Output, error) {
+		return Text("ok"), nil
+	})
+	v, err := NewValidator(typed.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []byte(`{"n":1,"s":"x"}`)
+	var val any
+	base := testing.AllocsPerRun(100, func() { _ = json.Unmarshal(args, &val) })
+	got := testing.AllocsPerRun(100, func() {
+		if _, err := v.Check(args); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// Decoding is the same work as json.Unmarshal into an any; the walk
+	// adds the sorted key list alone.
+	if got > base+1 {
+		t.Fatalf("Check allocates %v times for a valid call, decoding alone %v; a valid call must format no field label", got, base)
 	}
 }
