@@ -189,7 +189,7 @@ func TestHostileModelStream(t *testing.T) {
 	t.Logf("an idle turn: %d MB", idle>>20)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := testkit.NewChatServer(t, append(tt.rounds, testkit.Round{Text: "the thread goes on"})...)
+			srv := testkit.NewChatServer(t, tt.rounds...)
 			env := streamEnv(t, srv.BaseURL(), tt.config)
 			db := filepath.Join(t.TempDir(), "rein.db")
 			args := append([]string{"run", "--json", "--db", db, "--model", "openai-chat:mock"}, tt.args...)
@@ -210,7 +210,11 @@ func TestHostileModelStream(t *testing.T) {
 			}
 			// The stored history loads and goes on: the next turn's request
 			// keeps the history invariants (the mock server checks them).
-			next := streamRein(t, env, "run", "--json", "--db", db, "--model", "openai-chat:mock", "--thread", r.outcome.ThreadID, "and now?")
+			// A server of its own: a stalling round the cut turn never
+			// asked for (its forced round's grace can end before the
+			// request is made, on a loaded machine) must not answer it.
+			after := testkit.NewChatServer(t, testkit.Round{Text: "the thread goes on"})
+			next := streamRein(t, streamEnv(t, after.BaseURL(), tt.config), "run", "--json", "--db", db, "--model", "openai-chat:mock", "--thread", r.outcome.ThreadID, "and now?")
 			if next.outcome.Status != "completed" || next.outcome.Answer != "the thread goes on" {
 				t.Errorf("the next turn of the thread: %s/%s %q (%s)", next.outcome.Status, next.outcome.StopReason, next.outcome.Answer, next.outcome.Error)
 			}
