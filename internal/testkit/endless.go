@@ -63,6 +63,28 @@ func writeEndless(w http.ResponseWriter, done <-chan struct{}, head, body []byte
 	}
 }
 
+// isEndless reports whether f is one of the endless faults.
+func isEndless(f Fault) bool {
+	switch f {
+	case FaultEndlessText, FaultEndlessArgs, FaultStallAfterHeaders, FaultEndlessKeepAlive:
+		return true
+	}
+	return false
+}
+
+// writeEndlessWhole answers a request that asked for a whole body with one
+// that never ends: a JSON body opening with head that never closes the
+// string head opened (or, for a stall, sends nothing after head).
+func writeEndlessWhole(w http.ResponseWriter, done <-chan struct{}, f Fault, head string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	var body []byte
+	if f != FaultStallAfterHeaders {
+		body = []byte(endlessPiece)
+	}
+	writeEndless(w, done, []byte(head), body)
+}
+
 func sseData(v any) []byte {
 	b, _ := json.Marshal(v)
 	return []byte("data: " + string(b) + "\n\n")
@@ -77,21 +99,12 @@ func sseEvent(typ string, v map[string]any) []byte {
 // endless serves the endless faults of the OpenAI mock, streamed or not (a
 // whole body that never ends); it reports whether it did.
 func (m *MockServer) endless(w http.ResponseWriter, r *http.Request, round Round, stream bool) bool {
-	switch round.Fault {
-	case FaultEndlessText, FaultEndlessArgs, FaultStallAfterHeaders, FaultEndlessKeepAlive:
-	default:
+	if !isEndless(round.Fault) {
 		return false
 	}
 	done := r.Context().Done()
 	if !stream {
-		// A JSON body that never closes its first string.
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		var body []byte
-		if round.Fault != FaultStallAfterHeaders {
-			body = []byte(endlessPiece)
-		}
-		writeEndless(w, done, []byte(`{"id":"endless","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"`), body)
+		writeEndlessWhole(w, done, round.Fault, `{"id":"endless","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"`)
 		return true
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -136,20 +149,12 @@ func (m *MockServer) endless(w http.ResponseWriter, r *http.Request, round Round
 // endless serves the endless faults of the Anthropic mock; it reports
 // whether it did.
 func (m *AnthropicServer) endless(w http.ResponseWriter, r *http.Request, round AnthropicRound, model string, stream bool) bool {
-	switch round.Fault {
-	case FaultEndlessText, FaultEndlessArgs, FaultStallAfterHeaders, FaultEndlessKeepAlive:
-	default:
+	if !isEndless(round.Fault) {
 		return false
 	}
 	done := r.Context().Done()
 	if !stream {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		var body []byte
-		if round.Fault != FaultStallAfterHeaders {
-			body = []byte(endlessPiece)
-		}
-		writeEndless(w, done, []byte(`{"id":"msg_endless","type":"message","role":"assistant","content":[{"type":"text","text":"`), body)
+		writeEndlessWhole(w, done, round.Fault, `{"id":"msg_endless","type":"message","role":"assistant","content":[{"type":"text","text":"`)
 		return true
 	}
 	w.Header().Set("Content-Type", "text/event-stream")

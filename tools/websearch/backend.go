@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -200,15 +201,13 @@ func (e *APIError) hint() string {
 func (c *client) get(ctx context.Context, params url.Values, header http.Header, out any) error {
 	u := *c.endpoint
 	q := u.Query()
-	for k, v := range params {
-		q[k] = v
-	}
+	maps.Copy(q, params)
 	u.RawQuery = q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return fmt.Errorf("web_search: %w", err)
 	}
-	maps(req.Header, header)
+	maps.Copy(req.Header, header)
 	return c.do(req, out)
 }
 
@@ -223,14 +222,8 @@ func (c *client) post(ctx context.Context, body any, header http.Header, out any
 		return fmt.Errorf("web_search: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	maps(req.Header, header)
+	maps.Copy(req.Header, header)
 	return c.do(req, out)
-}
-
-func maps(dst, src http.Header) {
-	for k, v := range src {
-		dst[k] = v
-	}
 }
 
 func (c *client) do(req *http.Request, out any) error {
