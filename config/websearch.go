@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/reinhq/rein/sandbox"
 )
 
 // WebSearch is the [web_search] table: the search API web_search uses for
@@ -50,17 +52,8 @@ func (w WebSearch) check() []error {
 			errs = append(errs, fmt.Errorf("web_search: url %q: want an http:// or https:// URL", w.URL))
 		}
 	}
-	if w.KeyEnv != "" && !validEnvName(w.KeyEnv) {
+	if w.KeyEnv != "" && sandbox.CheckEnvName(w.KeyEnv) != nil {
 		errs = append(errs, fmt.Errorf("web_search: key_env %q: want the name of an environment variable (letters, digits, '_')", w.KeyEnv))
 	}
 	return errs
-}
-
-func validEnvName(s string) bool {
-	for i, r := range s {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return s != ""
 }

@@ -33,10 +33,7 @@ func ThreadOf(th record.Thread) Thread {
 // ReadOf is a thread read whole on the wire: the thread, its turns and
 // its items in history order.
 func ReadOf(th record.Thread, turns []record.Turn, items []llm.Item) ThreadReadResult {
-	out := ThreadReadResult{Thread: ThreadOf(th), Turns: make([]Turn, 0, len(turns)), Items: make([]Item, 0, len(items))}
-	for i := range turns {
-		out.Turns = append(out.Turns, TurnOf(&turns[i]))
-	}
+	out := ThreadReadResult{Thread: ThreadOf(th), Turns: turnsOf(turns), Items: make([]Item, 0, len(items))}
 	for i := range items {
 		out.Items = append(out.Items, ItemOf(&items[i]))
 	}
@@ -97,22 +94,20 @@ type ThreadExport struct {
 	Items  []llm.Item `json:"items"`
 }
 
-// Last returns the thread's latest turn, or nil when it has none.
-func (e *ThreadExport) Last() *Turn {
-	if len(e.Turns) == 0 {
-		return nil
-	}
-	return &e.Turns[len(e.Turns)-1]
-}
-
 // ExportOf is a thread with its turns and items, for ThreadExport.
 func ExportOf(th record.Thread, turns []record.Turn, items []llm.Item) ThreadExport {
-	out := ThreadExport{Thread: ThreadOf(th), Turns: make([]Turn, 0, len(turns)), Items: items}
-	for i := range turns {
-		out.Turns = append(out.Turns, TurnOf(&turns[i]))
-	}
+	out := ThreadExport{Thread: ThreadOf(th), Turns: turnsOf(turns), Items: items}
 	if out.Items == nil {
 		out.Items = []llm.Item{}
+	}
+	return out
+}
+
+// turnsOf is turns on the wire, in their order.
+func turnsOf(turns []record.Turn) []Turn {
+	out := make([]Turn, 0, len(turns))
+	for i := range turns {
+		out = append(out, TurnOf(&turns[i]))
 	}
 	return out
 }

@@ -48,7 +48,7 @@ func (n *notifier) handle(e event.Event) {
 		clear(n.calls)
 		clear(n.tools)
 		clear(n.done)
-		n.send(protocol.NotifyTurnStarted, protocol.TurnNotification{ThreadID: e.ThreadID, Turn: protocol.Turn{ID: e.TurnID, ThreadID: e.ThreadID, Status: "inProgress"}})
+		n.send(protocol.NotifyTurnStarted, protocol.TurnNotification{ThreadID: e.ThreadID, Turn: protocol.Turn{ID: e.TurnID, ThreadID: e.ThreadID, Status: protocol.StatusInProgress}})
 	case event.TurnCompleted:
 		t := protocol.Turn{ID: e.TurnID, ThreadID: e.ThreadID, Status: e.Status, StopReason: e.Code}
 		if s := e.Turn; s != nil {
@@ -76,7 +76,7 @@ func (n *notifier) handle(e event.Event) {
 		id := toolStreamID(e.TurnID, e.CallID)
 		n.tools[e.CallID] = id
 		n.send(protocol.NotifyItemStarted, protocol.ItemNotification{ThreadID: e.ThreadID, TurnID: e.TurnID, Item: protocol.Item{
-			ID: id, TurnID: e.TurnID, Type: protocol.ItemToolResult, Status: "inProgress",
+			ID: id, TurnID: e.TurnID, Type: protocol.ItemToolResult, Status: protocol.StatusInProgress,
 			Result: &protocol.Result{CallID: e.CallID, Name: e.Name, Arguments: e.Args},
 		}})
 	case event.ItemAdded:
@@ -112,7 +112,7 @@ func (n *notifier) begin(e event.Event) {
 	}
 	n.stream = streamID(e.TurnID, e.Round)
 	n.send(protocol.NotifyItemStarted, protocol.ItemNotification{ThreadID: e.ThreadID, TurnID: e.TurnID, Item: protocol.Item{
-		ID: n.stream, TurnID: e.TurnID, Type: protocol.ItemAgentMessage, Status: "inProgress",
+		ID: n.stream, TurnID: e.TurnID, Type: protocol.ItemAgentMessage, Status: protocol.StatusInProgress,
 	}})
 }
 
