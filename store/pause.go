@@ -116,9 +116,9 @@ func (s *Store) ResumeTurn(ctx context.Context, turnID, callID string) (json.Raw
 	var closed []string
 	liveAdd(turnID)
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var status string
+		var status, threadID, input string
 		var state sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT status, state FROM turns WHERE id = ?`, turnID).Scan(&status, &state)
+		err := tx.QueryRowContext(ctx, `SELECT status, state, thread, input FROM turns WHERE id = ?`, turnID).Scan(&status, &state, &threadID, &input)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("turn %s: %w", turnID, ErrNotFound)
 		}
@@ -141,12 +141,8 @@ func (s *Store) ResumeTurn(ctx context.Context, turnID, callID string) (json.Raw
 		st = json.RawMessage(state.String)
 		// Claimed as every running turn is. The state stays until the turn
 		// finishes or pauses again: it is what SavePause puts back if the
-		// resume never starts.
-		threadID, err := turnThread(ctx, tx, turnID)
-		if err != nil {
-			return err
-		}
-		_, closed, err = claim(ctx, tx, record.Turn{ID: turnID, ThreadID: threadID}, []byte("[]"), time.Now(), time.Now())
+		// resume never starts. The turn's input stays what it was.
+		_, closed, err = claim(ctx, tx, record.Turn{ID: turnID, ThreadID: threadID}, []byte(input), time.Now(), time.Now())
 		return err
 	})
 	if err != nil {
