@@ -152,7 +152,8 @@ func lookPath(name string) (string, error) {
 func sweep() {
 	pause := time.Millisecond
 	for {
-		killChildren()
+		// Reaped first: with nothing left (the usual end) it returns
+		// before listing any process.
 		for {
 			got, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
 			if errors.Is(err, syscall.ECHILD) {
@@ -165,6 +166,7 @@ func sweep() {
 				break
 			}
 		}
+		killChildren()
 		time.Sleep(pause)
 		pause = min(2*pause, 20*time.Millisecond)
 	}
