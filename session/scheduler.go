@@ -46,6 +46,13 @@ type Config struct {
 	// attached bases joins the first user message there. A resumed or
 	// compacted turn is not rewritten.
 	Input Input
+	// Verify, when set, checks a run the engine ended completed whose
+	// model can check itself (an llm.Verifier: the scripted model, its
+	// script played to its end and every expectation held): a fault fails
+	// the turn, before its end is recorded. It is for a one-shot door (rein
+	// run, rein answer), where a run is the whole of the model's work; a
+	// runtime of many turns on one model (chat, serve) leaves it off.
+	Verify bool
 }
 
 // Input rewrites the input of turn turnID of thread th before the engine

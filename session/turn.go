@@ -295,6 +295,13 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	if release != nil {
 		release()
 	}
+	engineStatus := loop.Status("")
+	if out != nil {
+		engineStatus = out.Status
+		if s.c.Verify {
+			verify(out, o.Model)
+		}
+	}
 	if keeper != nil {
 		// Kept before the turn's end is recorded, so that whoever waits
 		// for the end finds its trace.
@@ -313,9 +320,10 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	t.cancel = nil
-	if rec := s.ended(th, t, out); rec.Status != out.Status {
-		// The store refused the end: subscribers learn the turn failed,
-		// with the write error, not what the engine reported.
+	if rec := s.ended(th, t, out); engineStatus != "" && rec.Status != engineStatus {
+		// The store refused the end, or the model's check failed the
+		// turn: subscribers learn the turn failed, and why, not what the
+		// engine reported.
 		tail.fail(rec)
 	}
 	nt, failed := s.next(th)
@@ -568,3 +576,16 @@ func (s *Scheduler) abandon(ctx context.Context, th *thread, t *turnRun) error {
 // it waited for the user.
 const pausedMarker = "[rein] The previous turn was interrupted by the user while it waited for an answer. " +
 	"Calls that waited for the user were not run; check the current state before retrying anything."
+
+// verify fails a completed run whose model reports a fault when asked
+// after the run (Config.Verify).
+func verify(out *loop.Outcome, m llm.Model) {
+	v, ok := m.(llm.Verifier)
+	if !ok || out.Status != loop.StatusCompleted {
+		return
+	}
+	if err := v.Verify(); err != nil {
+		out.Status = loop.StatusFailed
+		out.Err = fmt.Errorf("the model's check after the turn failed: %w", err)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,11 +15,11 @@ import (
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/session"
-	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/store"
 )
 
 func newRunCmd() *cobra.Command {
@@ -80,7 +81,7 @@ func chooseModel(flag string, cfg *config.File) (provider.Spec, error) {
 	return provider.Default(provider.Config{File: cfg})
 }
 
-// turnSetup is what a turn needs, whoever starts it (run, demo).
+// turnSetup is what a turn needs, whoever starts it (run, answer, demo).
 type turnSetup struct {
 	flags *turnFlags
 	// cfg is the config file, read once by the command: its MCP servers
@@ -91,21 +92,27 @@ type turnSetup struct {
 	model  llm.Model
 	dir    string
 	prompt string
-	tools  []tool.Tool // nil: the workspace's file tools
 	// header is printed before the turn in human mode.
 	header []string
 	// thread continues a stored thread; "" starts a new one.
 	thread string
-	// persist is the store and thread already opened (rein answer); nil
-	// opens them from the flags.
-	persist *persisted
+	// answer answers the thread's paused turn (rein answer), which then
+	// goes on; nil runs a new turn of prompt.
+	answer *loop.Answer
+	// st is the store already opened (rein answer); nil opens it from the
+	// flags.
+	st *store.Store
 	// caps are the model's capabilities, when a real provider runs it:
 	// its price (the cost budget) and its context window (the guard).
 	caps *provider.Capabilities
 }
 
-// runTurn runs one turn and reports it as text or JSON Lines, returning an
-// exit code error for anything but a completed turn.
+// runTurn runs one turn — a new one, or the paused one answered — as a
+// one-shot client of the session runtime: the turn is claimed, journaled,
+// traced, watched and recorded by a session.Scheduler, as chat's and
+// serve's turns are; runTurn maps the flags to the run's options, renders
+// its events as text or JSON Lines, and returns an exit code error for
+// anything but a completed turn.
 func runTurn(cmd *cobra.Command, s turnSetup) error {
 	out := cmd.OutOrStdout()
 	box := sandboxOptions(s.cfg)
@@ -118,49 +125,44 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	o := s.flags.options()
 	o.Redact = agent.NewSecrets(s.cfg).Redactor(s.dir)
 	o.Model = s.model
-	o.ModelName = s.spec.Model
-	if s.spec.Provider == "scripted" {
-		o.ModelName = ""
-	}
+	o.ModelName = s.spec.Name()
 	if err := agent.ApplyModel(&o, s.spec, s.caps, s.cfg); err != nil {
 		return usageError(err)
 	}
 	// The store comes first: the knowledge tools and their gates read it.
-	p, err := openPersisted(cmd.Context(), &s)
-	if err != nil {
-		return err
+	st := s.st
+	if st == nil {
+		if st, err = openStore(cmd.Context(), s.flags.db); err != nil {
+			return err
+		}
+		defer st.Close()
 	}
-	defer p.close()
-	o.Journal = p.st
 
-	if s.tools != nil {
-		o.Tools = tool.NewSet(s.tools...)
-	} else {
-		s.flags.tools.approval = s.flags.approval
-		s.flags.tools.st = p.st
-		s.flags.tools.sandboxOpts = box
-		if s.cfg != nil {
-			s.flags.tools.webSearch = s.cfg.WebSearch
-		}
-		s.flags.tools.ownSearch = s.caps != nil && s.caps.WebSearch
-		m, err := startMCP(cmd.Context(), cmd.ErrOrStderr(), s.cfg)
-		if err != nil {
-			return usageError(err)
-		}
-		if m != nil {
-			defer m.Close()
-		}
-		s.flags.tools.mcp = m
-		set, _, capability, err := composeTools(cmd.Context(), ws, &s.flags.tools, cmd.ErrOrStderr())
-		if err != nil {
-			return usageError(err)
-		}
-		o.Tools = set
-		if capability != nil && capability.Prompt != "" {
-			o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
-		}
-		o.System = agent.JoinPrompt(o.System, s.flags.tools.loaded.Prompt(cmd.Context(), set, cmd.ErrOrStderr()))
+	s.flags.tools.approval = s.flags.approval
+	s.flags.tools.st = st
+	s.flags.tools.sandboxOpts = box
+	if s.cfg != nil {
+		s.flags.tools.webSearch = s.cfg.WebSearch
 	}
+	s.flags.tools.ownSearch = s.caps != nil && s.caps.WebSearch
+	m, err := startMCP(cmd.Context(), cmd.ErrOrStderr(), s.cfg)
+	if err != nil {
+		return usageError(err)
+	}
+	if m != nil {
+		defer m.Close()
+	}
+	s.flags.tools.mcp = m
+	set, _, capability, err := composeTools(cmd.Context(), ws, &s.flags.tools, cmd.ErrOrStderr())
+	if err != nil {
+		return usageError(err)
+	}
+	o.Tools = set
+	if capability != nil && capability.Prompt != "" {
+		o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
+	}
+	k := s.flags.tools.loaded
+	o.System = agent.JoinPrompt(o.System, k.Prompt(cmd.Context(), set, cmd.ErrOrStderr()))
 
 	var h *human
 	var jl *jsonLines
@@ -176,8 +178,9 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		h.line(h.bold("> ") + s.prompt)
 		h.line("")
 	}
-	if !s.flags.json && isTerminal(os.Stdin) && isTerminal(out) {
-		o.Waiter = &termWaiter{in: os.Stdin, out: out}
+	// Refused here, as a usage error, rather than as a failed turn.
+	if _, err := loop.New(o); err != nil {
+		return usageError(err)
 	}
 	// --events and OpenTelemetry watch the turn beside its output (trace.go).
 	rec, err := newRecorders(cmd.Context(), s.flags.events, s.spec)
@@ -185,38 +188,68 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		return usageError(err)
 	}
 	defer rec.close(cmd.ErrOrStderr())
-	tk := &session.TraceKeeper{}
-	o.Events = event.Multi(o.Events, rec.handler, tk)
-	engine, err := loop.New(o)
-	if err != nil {
-		return usageError(err)
-	}
-	ctx := cmd.Context()
-	prompt := s.prompt
-	if k := s.flags.tools.loaded; k != nil && p.resume == nil {
-		// The first user message of the turn carries the knowledge seed.
-		prompt = k.Seed(ctx, o.Tools, prompt, p.thread.ID, "", o.Events)
-	}
-	outcome, err := p.run(ctx, engine, prompt)
+	sched, err := session.New(session.Config{
+		Store: session.NewSQLStore(st),
+		Setup: func(context.Context, session.Thread) (loop.Options, func(), error) { return o, nil, nil },
+		// The trace, the spans and the knowledge seed are the runtime's,
+		// attached to every run as to chat's and serve's.
+		Traces: st,
+		Events: rec.handler,
+		Input: func(ctx context.Context, th session.Thread, o loop.Options, turnID string, in []llm.Item) []llm.Item {
+			return k.SeedInput(ctx, o.Tools, th.ID, turnID, in, o.Events)
+		},
+		// A one-shot turn is the model's whole work: a script must have
+		// been played to its end.
+		Verify: true,
+	})
 	if err != nil {
 		return err
 	}
-	if sm, ok := s.model.(*scripted.Model); ok && outcome.Status == loop.StatusCompleted {
-		if err := sm.Verify(); err != nil {
-			outcome.Status, outcome.Err = loop.StatusFailed, fmt.Errorf("the script did not go as written: %w", err)
+	defer closeRuntime(sched)
+
+	ctx := cmd.Context()
+	thread := s.thread
+	var turn session.Turn
+	if s.answer != nil {
+		turn, err = sched.AnswerTurn(ctx, thread, *s.answer)
+	} else {
+		if thread == "" {
+			th, err := sched.CreateThread(ctx, record.Settings{
+				Workspace: s.dir, Model: s.spec.String(), Approval: s.flags.approval, Sandbox: s.flags.tools.sandbox,
+				MaxRounds: s.flags.maxRounds, Instructions: s.flags.system,
+			})
+			if err != nil {
+				return err
+			}
+			thread = th.ID
+		}
+		turn, err = sched.RunTurn(ctx, thread, llm.UserText(s.prompt))
+	}
+	if err != nil {
+		return turnError(ctx, sched, thread, err)
+	}
+	// On a terminal a pause is answered there and the same turn goes on.
+	if !s.flags.json && isTerminal(os.Stdin) && isTerminal(out) {
+		w := &termWaiter{in: os.Stdin, out: out}
+		for turn.Status == session.TurnPaused && turn.Pause != nil && ctx.Err() == nil {
+			a, err := w.Wait(ctx, *turn.Pause)
+			if err != nil {
+				break
+			}
+			next, err := sched.AnswerTurn(ctx, thread, a)
+			if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "rein: the answer was not taken: %v\n", err)
+				break
+			}
+			turn = next
 		}
 	}
-	if err := p.finish(ctx, outcome); err != nil {
-		return err
-	}
-	if err := tk.Keep(ctx, p.st, p.thread.ID); err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "rein: the turn's trace was not kept: %v\n", err)
-	}
+	outcome := turnOutcome(turn)
 	if jl != nil {
 		jl.outcome(outcome)
 	} else {
 		h.summary(outcome)
-		p.report(cmd.ErrOrStderr(), outcome)
+		reportThread(cmd.ErrOrStderr(), outcome)
 	}
 	switch outcome.Status {
 	case loop.StatusCompleted:

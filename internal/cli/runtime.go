@@ -77,12 +77,8 @@ func (b *serveBackend) telemetryFor(spec provider.Spec) (event.Handler, error) {
 	if h, ok := b.handlers[spec.String()]; ok {
 		return h, nil
 	}
-	model := spec.Model
-	if spec.Provider == "scripted" {
-		model = "" // a script's path, not a model
-	}
 	h, err := telemetry.NewHandler(telemetry.Config{
-		Provider: telemetry.ProviderName(spec.Provider), Model: model,
+		Provider: telemetry.ProviderName(spec.Provider), Model: spec.Name(),
 		TracerProvider: b.export.TracerProvider, MeterProvider: b.export.MeterProvider,
 	})
 	if err != nil {
@@ -107,26 +103,9 @@ func (b *serveBackend) seed(ctx context.Context, th session.Thread, o loop.Optio
 		// thread's tools.
 		return in
 	}
-	text := in[0].Text()
-	if text == "" {
-		return in
-	}
 	tt, err := b.threadTools(ctx, th, b.approval(th.Settings))
-	if err != nil || tt.k == nil {
+	if err != nil {
 		return in
 	}
-	seeded := tt.k.Seed(ctx, o.Tools, text, th.ID, turnID, o.Events)
-	if seeded == text {
-		return in
-	}
-	it := in[0]
-	parts := []llm.Part{{Kind: llm.PartText, Text: seeded}}
-	for _, p := range it.Parts {
-		if p.Kind != llm.PartText {
-			parts = append(parts, p)
-		}
-	}
-	it.Parts = parts
-	in[0] = it
-	return in
+	return tt.k.SeedInput(ctx, o.Tools, th.ID, turnID, in, o.Events)
 }

@@ -357,10 +357,7 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 		maxRounds = b.f.maxRounds
 	}
 	o := b.base
-	o.Model, o.ModelName, o.Tools, o.System, o.MaxRounds, o.Policy = m, spec.Model, tt.set, agent.JoinPrompt(c.Instructions, tt.prompt(ctx, b.logw)), maxRounds, tool.Policy(approval)
-	if spec.Provider == "scripted" {
-		o.ModelName = ""
-	}
+	o.Model, o.ModelName, o.Tools, o.System, o.MaxRounds, o.Policy = m, spec.Name(), tt.set, agent.JoinPrompt(c.Instructions, tt.prompt(ctx, b.logw)), maxRounds, tool.Policy(approval)
 	// threadTools above opened this workspace, so it exists.
 	dir, err := b.workspace(c)
 	if err != nil {

@@ -168,12 +168,8 @@ func newRecorders(ctx context.Context, eventsPath string, spec provider.Spec) (*
 		return nil, err
 	}
 	if x.Enabled() {
-		model := spec.Model
-		if spec.Provider == "scripted" {
-			model = "" // a script's path, not a model
-		}
 		h, err := telemetry.NewHandler(telemetry.Config{
-			Provider: telemetry.ProviderName(spec.Provider), Model: model,
+			Provider: telemetry.ProviderName(spec.Provider), Model: spec.Name(),
 			TracerProvider: x.TracerProvider, MeterProvider: x.MeterProvider,
 		})
 		if err != nil {
