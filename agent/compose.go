@@ -111,7 +111,7 @@ func (t *Tools) capability(fileTools []string) (*tool.Capability, error) {
 	switch v := strings.TrimSpace(t.Capability); v {
 	case "none":
 		if t.Exclusive {
-			return nil, errors.New(`--exclusive needs a capability; --capability is "none"`)
+			return nil, &SettingError{Setting: "exclusive", Err: errors.New(`needs a capability, and the capability is "none"`)}
 		}
 		return nil, nil
 	case "workspace", "":
@@ -124,7 +124,7 @@ func (t *Tools) capability(fileTools []string) (*tool.Capability, error) {
 		name, list, ok := strings.Cut(v, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return nil, fmt.Errorf(`--capability %q: use "workspace", "none" or NAME=TOOL,TOOL,…`, v)
+			return nil, &SettingError{Setting: "capability", Err: fmt.Errorf(`%q: use "workspace", "none" or NAME=TOOL,TOOL,…`, v)}
 		}
 		c = &tool.Capability{Name: name}
 		for t := range strings.SplitSeq(list, ",") {
@@ -133,7 +133,7 @@ func (t *Tools) capability(fileTools []string) (*tool.Capability, error) {
 			}
 		}
 		if len(c.Tools) == 0 {
-			return nil, fmt.Errorf("--capability %q names no tools", v)
+			return nil, &SettingError{Setting: "capability", Err: fmt.Errorf("%q names no tools", v)}
 		}
 	}
 	c.Exclusive = t.Exclusive
@@ -205,7 +205,7 @@ func (c *Composition) execGate(context.Context) (bool, error) {
 		return false, fmt.Errorf("no sandbox (%s), and the read-only sandbox mode runs commands only inside bubblewrap", rep.Reason)
 	}
 	if c.Approval == tool.PolicyNever {
-		return false, fmt.Errorf("no sandbox (%s), and exec without one needs approval, which --approval never does not give", rep.Reason)
+		return false, fmt.Errorf("no sandbox (%s), and exec without one needs approval, which the approval policy %q does not give", rep.Reason, tool.PolicyNever)
 	}
 	return true, nil
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,9 +45,14 @@ type RuntimeConfig struct {
 	// server's ceiling: whoever started it decided how far its threads
 	// may reach); "" lets a thread choose any.
 	MaxSandbox string
+	// Force holds settings that win over every thread's own (its
+	// non-zero fields): what a one-shot door's flags say for its turn, such
+	// as another model for one turn of a thread.
+	Force record.Settings
 	// Tools are the tool switches every thread's turns are composed from
-	// ("" capability: the workspace's file tools); a thread's own
-	// EnableTools and DisableTools replace Enable and Disable.
+	// ("" capability: the workspace's file tools); a thread that names
+	// tools to enable or disable (EnableTools, DisableTools) has its own
+	// lists instead of Enable and Disable.
 	Tools Tools
 	// Base holds the options every run starts from that a thread's
 	// settings do not name: budgets, the output limit.
@@ -54,6 +60,10 @@ type RuntimeConfig struct {
 	// Provider is how a thread's model is opened (base URL, whole
 	// responses, request settings, warnings); its File is File.
 	Provider provider.Config
+	// Open, when set, opens a thread's model instead of provider.Resolve:
+	// for a door that has opened it already (rein run resolves it before
+	// anything starts; rein demo plays a script of its own).
+	Open func(spec provider.Spec) (*provider.Resolved, error)
 	// MCP is the MCP servers every thread shares (nil: none).
 	MCP *mcp.Manager
 	// CronScheduled is told when a cron tool adds a job, so the process's
@@ -111,10 +121,47 @@ func NewRuntime(c RuntimeConfig) *Runtime {
 // knowledge bases (Seed), every run's trace kept in the store and its
 // events exported when Export is enabled.
 func (r *Runtime) Scheduler() (*session.Scheduler, error) {
-	if r.c.Store == nil {
-		return nil, fmt.Errorf("agent: the runtime has no store; give RuntimeConfig.Store")
+	c, err := r.Session()
+	if err != nil {
+		return nil, err
 	}
-	return session.New(session.Config{Store: session.NewSQLStore(r.c.Store), Setup: r.Setup, Input: r.Seed, Traces: r.c.Store})
+	return session.New(c)
+}
+
+// Session returns the scheduler config Scheduler starts from, for a door
+// that adds to it: its own event handler (Events), a model's check after a
+// one-shot turn (Verify).
+func (r *Runtime) Session() (session.Config, error) {
+	if r.c.Store == nil {
+		return session.Config{}, errors.New("agent: the runtime has no store; give RuntimeConfig.Store")
+	}
+	return session.Config{Store: session.NewSQLStore(r.c.Store), Setup: r.Setup, Input: r.Seed, Traces: r.c.Store}, nil
+}
+
+// settings are the settings a thread's runs use: its own, with the
+// runtime's forced ones over them.
+func (r *Runtime) settings(th record.Thread) record.Settings {
+	c, f := th.Settings, r.c.Force
+	over := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	over(&c.Model, f.Model)
+	over(&c.Workspace, f.Workspace)
+	over(&c.Approval, f.Approval)
+	over(&c.Sandbox, f.Sandbox)
+	over(&c.Instructions, f.Instructions)
+	if f.MaxRounds != 0 {
+		c.MaxRounds = f.MaxRounds
+	}
+	if f.EnableTools != nil {
+		c.EnableTools = f.EnableTools
+	}
+	if f.DisableTools != nil {
+		c.DisableTools = f.DisableTools
+	}
+	return c
 }
 
 // modelCaps is a thread's model and what is known of it.
@@ -258,7 +305,13 @@ func (r *Runtime) model(th record.Thread, spec provider.Spec) (modelCaps, error)
 	if m, ok := r.models[th.ID]; ok {
 		return m, nil
 	}
-	res, err := provider.Resolve(spec, r.c.Provider)
+	var res *provider.Resolved
+	var err error
+	if r.c.Open != nil {
+		res, err = r.c.Open(spec)
+	} else {
+		res, err = provider.Resolve(spec, r.c.Provider)
+	}
 	if err != nil {
 		return modelCaps{}, err
 	}
@@ -270,6 +323,7 @@ func (r *Runtime) model(th record.Thread, spec provider.Spec) (modelCaps, error)
 // Setup returns the engine options of a run of thread th: a
 // session.Setup.
 func (r *Runtime) Setup(ctx context.Context, th record.Thread) (loop.Options, func(), error) {
+	th.Settings = r.settings(th)
 	c := th.Settings
 	spec, err := r.Spec(c)
 	if err != nil {
@@ -310,6 +364,7 @@ func (r *Runtime) Setup(ctx context.Context, th record.Thread) (loop.Options, fu
 // first run), so that a tool switch that cannot work is refused before
 // anything starts.
 func (r *Runtime) Prepare(ctx context.Context, th record.Thread) error {
+	th.Settings = r.settings(th)
 	_, err := r.threadTools(ctx, th, r.approval(th.Settings))
 	return err
 }
@@ -325,6 +380,7 @@ func (r *Runtime) Seed(ctx context.Context, th record.Thread, o loop.Options, tu
 		// thread's tools.
 		return in
 	}
+	th.Settings = r.settings(th)
 	tt, err := r.threadTools(ctx, th, r.approval(th.Settings))
 	if err != nil {
 		return in
@@ -411,7 +467,11 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 		return nil, err
 	}
 	mode := r.sandboxOf(c)
-	key := toolsKey{dir: dir, approval: approval, sandbox: mode, enabled: strings.Join(c.EnableTools, "\x00"), disabled: strings.Join(c.DisableTools, "\x00")}
+	switches := r.c.Tools
+	if c.EnableTools != nil || c.DisableTools != nil {
+		switches.Enable, switches.Disable = c.EnableTools, c.DisableTools
+	}
+	key := toolsKey{dir: dir, approval: approval, sandbox: mode, enabled: strings.Join(switches.Enable, "\x00"), disabled: strings.Join(switches.Disable, "\x00")}
 	// The thread's model, opened before its tools, decides which search
 	// web_search is.
 	r.mu.Lock()
@@ -434,8 +494,6 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 	if err != nil {
 		return nil, err
 	}
-	switches := r.c.Tools
-	switches.Enable, switches.Disable = c.EnableTools, c.DisableTools
 	comp := Composition{
 		Tools: switches, Sandbox: sandbox.Mode(mode), Approval: tool.Policy(approval),
 		// The runner's limits go with the workspace's deny list: both are

@@ -68,7 +68,7 @@ func newChatCmd() *cobra.Command {
 			}
 			o := f.options()
 			if err := agent.ApplyModel(&o, spec, &r.Caps, cfg); err != nil {
-				return usageError(err)
+				return usageError(flagError(err))
 			}
 			dir, err := f.workspaceDir()
 			if err != nil {
@@ -113,7 +113,7 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 	// Composed now, so that a tool flag that cannot work is refused before
 	// the screen is taken; the chat's threads share the set.
 	if err := b.agent().Prepare(ctx, session.Thread{Settings: cfg}); err != nil {
-		return usageError(err)
+		return usageError(flagError(err))
 	}
 	be := tui.NewSession(sched, tui.SessionOptions{Config: cfg, Threads: func(ctx context.Context) ([]tui.ThreadInfo, error) {
 		ts, _, err := st.Threads(ctx, 50, "")

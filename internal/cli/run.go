@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,8 +17,10 @@ import (
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/record"
+	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/telemetry"
 )
 
 func newRunCmd() *cobra.Command {
@@ -108,148 +109,153 @@ type turnSetup struct {
 }
 
 // runTurn runs one turn — a new one, or the paused one answered — as a
-// one-shot client of the session runtime: the turn is claimed, journaled,
-// traced, watched and recorded by a session.Scheduler, as chat's and
-// serve's turns are; runTurn maps the flags to the run's options, renders
-// its events as text or JSON Lines, and returns an exit code error for
+// one-shot client of the session runtime: the flags map to an
+// agent.RuntimeConfig (the turn's settings forced over the thread's, the
+// model already opened), and the turn is claimed, set up, journaled,
+// traced, watched and recorded by the same agent.Runtime and
+// session.Scheduler as chat's and serve's turns. runTurn renders its
+// events as text or JSON Lines and returns an exit code error for
 // anything but a completed turn.
 func runTurn(cmd *cobra.Command, s turnSetup) error {
-	out := cmd.OutOrStdout()
-	box := sandboxOptions(s.cfg)
-	ws, err := openWorkspace(s.dir, box)
-	if err != nil {
-		return usageError(err)
-	}
-	defer ws.Close()
-
-	o := s.flags.options()
-	o.Redact = agent.NewSecrets(s.cfg).Redactor(s.dir)
-	o.Model = s.model
-	o.ModelName = s.spec.Name()
-	if err := agent.ApplyModel(&o, s.spec, s.caps, s.cfg); err != nil {
-		return usageError(err)
-	}
-	// The store comes first: the knowledge tools and their gates read it.
+	ctx := cmd.Context()
+	out, logw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	st := s.st
 	if st == nil {
-		if st, err = openStore(cmd.Context(), s.flags.db); err != nil {
+		var err error
+		if st, err = openStore(ctx, s.flags.db); err != nil {
 			return err
 		}
 		defer st.Close()
 	}
-
-	s.flags.tools.approval = s.flags.approval
-	s.flags.tools.st = st
-	s.flags.tools.sandboxOpts = box
-	if s.cfg != nil {
-		s.flags.tools.webSearch = s.cfg.WebSearch
-	}
-	s.flags.tools.ownSearch = s.caps != nil && s.caps.WebSearch
-	m, err := startMCP(cmd.Context(), cmd.ErrOrStderr(), s.cfg)
+	m, err := startMCP(ctx, logw, s.cfg)
 	if err != nil {
 		return usageError(err)
 	}
 	if m != nil {
 		defer m.Close()
 	}
-	s.flags.tools.mcp = m
-	set, _, capability, err := composeTools(cmd.Context(), ws, &s.flags.tools, cmd.ErrOrStderr())
+	x, err := telemetry.FromEnv(ctx, "")
 	if err != nil {
 		return usageError(err)
 	}
-	o.Tools = set
-	if capability != nil && capability.Prompt != "" {
-		o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
-	}
-	k := s.flags.tools.loaded
-	o.System = agent.JoinPrompt(o.System, k.Prompt(cmd.Context(), set, cmd.ErrOrStderr()))
+	defer shutdownExport(x, logw)
+
+	f := s.flags
+	o := f.options()
+	// The turn runs as its flags say: for a thread continued, adopt has
+	// made them the thread's, but for another --model for this turn.
+	turn := record.Settings{Workspace: s.dir, Model: s.spec.String(), Approval: f.approval, Sandbox: f.tools.sandbox,
+		MaxRounds: f.maxRounds, Instructions: f.system}
+	rt := agent.NewRuntime(agent.RuntimeConfig{
+		Store: st, File: s.cfg, Force: turn, MCP: m, Export: x, Log: logw,
+		Tools: agent.Tools{Capability: f.tools.capability, Exclusive: f.tools.exclusive, Exec: f.tools.exec,
+			Enable: f.tools.enabled, Disable: f.tools.suppressed, KBs: f.tools.kbs, Attach: f.tools.attach},
+		Base:     loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget},
+		Provider: f.providerConfig(s.cfg, logw),
+		// Opened already: resolved by the command, or the demo's script.
+		Open: func(spec provider.Spec) (*provider.Resolved, error) {
+			if spec != s.spec {
+				return provider.Resolve(spec, f.providerConfig(s.cfg, logw))
+			}
+			r := &provider.Resolved{Spec: spec, Model: s.model}
+			if s.caps != nil {
+				r.Caps = *s.caps
+			}
+			return r, nil
+		},
+		Detect: func() sandbox.Report { return detectSandbox() },
+	})
+	defer rt.Close()
 
 	var h *human
 	var jl *jsonLines
-	if s.flags.json {
+	var view event.Handler
+	if f.json {
 		jl = newJSONLines(out)
-		o.Events = jl
+		view = jl
 	} else {
 		h = newHuman(out, isTerminal(out))
-		o.Events = h
+		view = h
+	}
+	// --events writes the turn's events beside its output (trace.go).
+	rec, err := newRecorders(s.flags.events)
+	if err != nil {
+		return usageError(err)
+	}
+	defer rec.close(logw)
+	c, err := rt.Session()
+	if err != nil {
+		return err
+	}
+	c.Events = event.Multi(view, rec.handler)
+	// A one-shot turn is the model's whole work: a script must have been
+	// played to its end.
+	c.Verify = true
+	sched, err := session.New(c)
+	if err != nil {
+		return err
+	}
+	defer closeRuntime(sched)
+
+	th := record.Thread{ID: s.thread, Settings: turn}
+	if s.thread != "" {
+		if th, err = sched.ResumeThread(ctx, s.thread); err != nil {
+			return turnError(ctx, sched, s.thread, err)
+		}
+	}
+	// Set up now, so that what cannot run is refused as a usage error
+	// (before a new thread is made) rather than as a failed turn; the
+	// runtime keeps what it built for the run.
+	eo, _, err := rt.Setup(ctx, th)
+	if err == nil {
+		_, err = loop.New(eo)
+	}
+	if err != nil {
+		return usageError(flagError(err))
+	}
+	if s.thread == "" {
+		if th, err = sched.CreateThread(ctx, turn); err != nil {
+			return err
+		}
+	}
+	if h != nil {
 		for _, l := range s.header {
 			h.line(l)
 		}
 		h.line(h.bold("> ") + s.prompt)
 		h.line("")
 	}
-	// Refused here, as a usage error, rather than as a failed turn.
-	if _, err := loop.New(o); err != nil {
-		return usageError(err)
-	}
-	// --events and OpenTelemetry watch the turn beside its output (trace.go).
-	rec, err := newRecorders(cmd.Context(), s.flags.events, s.spec)
-	if err != nil {
-		return usageError(err)
-	}
-	defer rec.close(cmd.ErrOrStderr())
-	sched, err := session.New(session.Config{
-		Store: session.NewSQLStore(st),
-		Setup: func(context.Context, session.Thread) (loop.Options, func(), error) { return o, nil, nil },
-		// The trace, the spans and the knowledge seed are the runtime's,
-		// attached to every run as to chat's and serve's.
-		Traces: st,
-		Events: rec.handler,
-		Input: func(ctx context.Context, th session.Thread, o loop.Options, turnID string, in []llm.Item) []llm.Item {
-			return k.SeedInput(ctx, o.Tools, th.ID, turnID, in, o.Events)
-		},
-		// A one-shot turn is the model's whole work: a script must have
-		// been played to its end.
-		Verify: true,
-	})
-	if err != nil {
-		return err
-	}
-	defer closeRuntime(sched)
-
-	ctx := cmd.Context()
-	thread := s.thread
-	var turn session.Turn
+	var t session.Turn
 	if s.answer != nil {
-		turn, err = sched.AnswerTurn(ctx, thread, *s.answer)
+		t, err = sched.AnswerTurn(ctx, th.ID, *s.answer)
 	} else {
-		if thread == "" {
-			th, err := sched.CreateThread(ctx, record.Settings{
-				Workspace: s.dir, Model: s.spec.String(), Approval: s.flags.approval, Sandbox: s.flags.tools.sandbox,
-				MaxRounds: s.flags.maxRounds, Instructions: s.flags.system,
-			})
-			if err != nil {
-				return err
-			}
-			thread = th.ID
-		}
-		turn, err = sched.RunTurn(ctx, thread, llm.UserText(s.prompt))
+		t, err = sched.RunTurn(ctx, th.ID, llm.UserText(s.prompt))
 	}
 	if err != nil {
-		return turnError(ctx, sched, thread, err)
+		return turnError(ctx, sched, th.ID, err)
 	}
 	// On a terminal a pause is answered there and the same turn goes on.
-	if !s.flags.json && isTerminal(os.Stdin) && isTerminal(out) {
+	if !f.json && isTerminal(os.Stdin) && isTerminal(out) {
 		w := &termWaiter{in: os.Stdin, out: out}
-		for turn.Status == session.TurnPaused && turn.Pause != nil && ctx.Err() == nil {
-			a, err := w.Wait(ctx, *turn.Pause)
+		for t.Status == session.TurnPaused && t.Pause != nil && ctx.Err() == nil {
+			a, err := w.Wait(ctx, *t.Pause)
 			if err != nil {
 				break
 			}
-			next, err := sched.AnswerTurn(ctx, thread, a)
+			next, err := sched.AnswerTurn(ctx, th.ID, a)
 			if err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "rein: the answer was not taken: %v\n", err)
+				fmt.Fprintf(logw, "rein: the answer was not taken: %v\n", err)
 				break
 			}
-			turn = next
+			t = next
 		}
 	}
-	outcome := turnOutcome(turn)
+	outcome := turnOutcome(t)
 	if jl != nil {
 		jl.outcome(outcome)
 	} else {
 		h.summary(outcome)
-		reportThread(cmd.ErrOrStderr(), outcome)
+		reportThread(logw, outcome)
 	}
 	switch outcome.Status {
 	case loop.StatusCompleted:

@@ -113,7 +113,7 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 	})
 	if err != nil {
 		f.loaded, f.offer = nil, nil
-		return nil, nil, nil, err
+		return nil, nil, nil, flagError(err)
 	}
 	f.loaded, f.offer = c.Knowledge, c.Offer
 	return c.Set, c.Report, c.Capability, nil
