@@ -190,7 +190,7 @@ func (s *Scheduler) Interrupt(ctx context.Context, threadID, turnID string) erro
 		}
 		th.queue = slices.Delete(th.queue, i, i+1)
 		s.emit(th, q.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(TurnInterrupted), Code: string(loop.StopCancelled),
-			Turn: &event.TurnSummary{Status: string(TurnInterrupted), StopReason: string(loop.StopCancelled)}})
+			Turn: &event.TurnSummary{Status: TurnInterrupted, StopReason: loop.StopCancelled}})
 		th.notify()
 		return nil
 	}
@@ -382,7 +382,7 @@ func (r *settle) fail(rec *Turn) {
 		if e.Turn != nil {
 			sum = *e.Turn
 		}
-		sum.Status, sum.StopReason, sum.Error = string(rec.Status), string(rec.StopReason), rec.Error
+		sum.Status, sum.StopReason, sum.Error = rec.Status, rec.StopReason, rec.Error
 		e.Turn = &sum
 	}
 }
@@ -505,7 +505,7 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 			t.rec.Error += fmt.Sprintf(" (and recording that failed too: %v)", serr)
 		}
 		failed = append(failed, s.stamp(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(TurnFailed), Code: StopNotStarted,
-			Turn: &event.TurnSummary{Status: string(TurnFailed), StopReason: StopNotStarted, Error: t.rec.Error}}))
+			Turn: &event.TurnSummary{Status: TurnFailed, StopReason: StopNotStarted, Error: t.rec.Error}}))
 		th.notify()
 	}
 	th.running = false
@@ -555,7 +555,7 @@ func (s *Scheduler) abandon(ctx context.Context, th *thread, t *turnRun) error {
 	// Published once the turn is recorded as ended, and before the next
 	// turn starts.
 	sum := out.Summary()
-	sum.Status, sum.StopReason, sum.Error = string(rec.Status), string(rec.StopReason), rec.Error
+	sum.Status, sum.StopReason, sum.Error = rec.Status, rec.StopReason, rec.Error
 	s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(rec.Status), Code: string(rec.StopReason), Turn: sum})
 	s.publish(th, failed)
 	if nt != nil {
