@@ -144,8 +144,9 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	o := f.options()
 	// The turn runs as its flags say: for a thread continued, adopt has
 	// made them the thread's, but for another --model for this turn.
+	// Tools given by flag are this turn's too, whatever the thread chose.
 	turn := record.Settings{Workspace: s.dir, Model: s.spec.String(), Approval: f.approval, Sandbox: f.tools.sandbox,
-		MaxRounds: f.maxRounds, Instructions: f.system}
+		MaxRounds: f.maxRounds, Instructions: f.system, EnableTools: f.tools.enabled, DisableTools: f.tools.suppressed}
 	rt := agent.NewRuntime(agent.RuntimeConfig{
 		Store: st, File: s.cfg, Force: turn, MCP: m, Export: x, Log: logw,
 		Tools: agent.Tools{Capability: f.tools.capability, Exclusive: f.tools.exclusive, Exec: f.tools.exec,
