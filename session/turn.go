@@ -306,7 +306,7 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		// Kept before the turn's end is recorded, so that whoever waits
 		// for the end finds its trace.
 		if kerr := keeper.Keep(ctx, s.c.Traces, info.ID); kerr != nil {
-			s.emit(th, t.rec.ID, event.Event{Type: event.Warning, Code: StopStoreError, Content: fmt.Sprintf("the turn's trace was not kept: %v", kerr)})
+			s.warn(th, t.rec.ID, fmt.Sprintf("the turn's trace was not kept: %v", kerr))
 		}
 	}
 	if out == nil {
@@ -451,8 +451,7 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 		// The turn is recorded as it ended; what the thread lost is its
 		// approvals of this turn, which the user is told of.
 		th.stale = true
-		s.emit(th, rec.ID, event.Event{Type: event.Warning, Code: StopStoreError,
-			Content: fmt.Sprintf("the thread's settings (tools approved in this turn) could not be recorded: %v", err)})
+		s.warn(th, rec.ID, fmt.Sprintf("the thread's settings (tools approved in this turn) could not be recorded: %v", err))
 	}
 	th.notify()
 	return rec
