@@ -169,7 +169,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		stopCron()
 		<-cronDone
 	}()
-	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins})
+	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st})
 	if err != nil {
 		return usageError(err)
 	}
@@ -178,6 +178,9 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	}
 	return srv.ListenAndServe(ctx, f.listen, f.token, func(a net.Addr) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "rein: serving on ws://%s\n", a)
+		// The page, with a one-time sign-in link when there is a token
+		// (as Jupyter prints one).
+		fmt.Fprintf(cmd.ErrOrStderr(), "rein: open %s in a browser\n", srv.SignInURL(a, f.token))
 	})
 }
 
