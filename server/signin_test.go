@@ -154,7 +154,9 @@ func mustURL(t *testing.T, s string) *url.URL {
 func TestTheTokenRidesInTheSubprotocol(t *testing.T) {
 	base, _ := signinServer(t)
 	ws := "ws" + strings.TrimPrefix(base, "http")
-	enc := func(tok string) string { return server.BearerSubprotocolPrefix + base64.RawURLEncoding.EncodeToString([]byte(tok)) }
+	enc := func(tok string) string {
+		return server.BearerSubprotocolPrefix + base64.RawURLEncoding.EncodeToString([]byte(tok))
+	}
 
 	conn, _, err := websocket.Dial(t.Context(), ws, &websocket.DialOptions{Subprotocols: []string{server.Subprotocol, enc("secret")}})
 	if err != nil {

@@ -551,8 +551,8 @@ function diffView(path, a, b) {
   let i = 0, j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && x[i] === y[j]) { line("", " ", x[i]); i++; j++; }
-    else if (j < m && (i === n || L[i][j + 1] >= L[i + 1][j])) { line("add", "+", y[j]); j++; }
-    else { line("del", "-", x[i]); i++; }
+    else if (i < n && (j === m || L[i + 1][j] >= L[i][j + 1])) { line("del", "-", x[i]); i++; }
+    else { line("add", "+", y[j]); j++; }
   }
   return d;
 }
