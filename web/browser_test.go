@@ -232,6 +232,7 @@ func repeat(s string, n int) string { return strings.Repeat(s, n) }
 func conversation() scripted.Script {
 	usage := llm.Usage{InputTokens: 1200, OutputTokens: 90}
 	answer := "The greeting is fixed.\n\n## What changed\n\n- `hello.txt` now says **Hello, world**\n- nothing else\n\n```go\nfunc main() {\n\tfmt.Println(\"Hello, world\") // greet\n}\n```\n\n" +
+		"Hostile text stays text: <img src=x onerror=\"window.__pwned=1\"> <script>window.__pwned=1</script> [click](javascript:window.__pwned=1)\n\n" +
 		repeat("Streaming goes on, word by word, so that the page shows it as it comes. ", 8)
 	long := "Also, tests:\n\n" + repeat("A test for the greeting reads the file and compares it with the expected text. ", 60)
 	return scripted.Script{Chunk: 6, Delay: 25 * time.Millisecond, Rounds: []scripted.Round{
@@ -301,6 +302,13 @@ func TestThePageRunsATurnInChromium(t *testing.T) {
 		until(`!!document.querySelector('.item.user.steer')`),
 		until(`[...document.querySelectorAll('.item.agent .md')].some(e => e.textContent.includes("Hello, world") && e.querySelector("pre code .tok-k"))`),
 	)
+
+	// What the model wrote as markup is shown as text: no element, no
+	// script run, no javascript: link.
+	if got := eval[string](t, ctx, `String(window.__pwned) + " " + document.querySelectorAll("#log img, #log script, #log a[href^=javascript]").length + " " +
+		[...document.querySelectorAll(".item.agent .md")].some(e => e.textContent.includes('<img src=x onerror=') && e.textContent.includes('<script>'))`); got != "undefined 0 true" {
+		t.Errorf("hostile model text: pwned, elements, shown as text = %q, want \"undefined 0 true\"", got)
+	}
 
 	// The long answer after the steer: reload in the middle of it.
 	do(t, ctx, "second answer streams", until(`(document.querySelector('.item.agent.streaming .md')||{textContent:""}).textContent.includes("Also, tests")`))

@@ -253,8 +253,12 @@ async function openThread(id) {
   const buf = S.buffered;
   S.buffered = null;
   for (const [m, p] of buf) handle(m, p);
-  document.body.dataset.renderMs = String(Math.round(performance.now() - t0));
-  document.body.dataset.thread = id;
+  document.body.dataset.applyMs = String(Math.round(performance.now() - t0));
+  // Rendered once the frame after it is laid out and painted.
+  requestAnimationFrame(() => setTimeout(() => {
+    document.body.dataset.renderMs = String(Math.round(performance.now() - t0));
+    document.body.dataset.thread = id;
+  }, 0));
   setComposer();
   $("input").focus();
 }
@@ -272,7 +276,9 @@ function applyRead(v, r) {
   }
   // Items into their turns' containers, off the document, then in once.
   log.replaceChildren();
+  v.lazy = true;
   for (const it of r.items) addItem(v, it.turnId || lastTurnId(v), it, frag);
+  v.lazy = false;
   for (const t of r.turns) { ensureTurnEl(v, t.id, frag); drawFoot(v, t.id); }
   log.appendChild(frag);
   for (const t of r.turns) if (t.pause && t.id === v.active) showPause(v, t.id, t.pause);
@@ -418,7 +424,13 @@ function agentItem(v, t, it) {
   if (it.status === "completed") {
     el._text = it.text || "";
     el._think = it.thinking || "";
-    paint(el);
+    if (v.lazy) {
+      // Read from the store: rendered when it scrolls into view.
+      el.md.textContent = el._text;
+      if (el._think) thinkingOf(el).body.textContent = el._think;
+      el._lazy = true;
+      lazy.observe(el);
+    } else paint(el);
     for (const c of it.calls || []) {
       const card = cardFor(v, el, c.id, c.name);
       card._args = c.arguments || "";
@@ -428,26 +440,46 @@ function agentItem(v, t, it) {
   return el;
 }
 
+// lazy renders the markdown of the messages of a thread read whole when
+// they come near the screen: a thread of thousands of items opens in the
+// time of the few that show.
+const lazy = new IntersectionObserver((entries) => {
+  for (const e of entries) {
+    if (!e.isIntersecting) continue;
+    lazy.unobserve(e.target);
+    if (e.target._lazy) paint(e.target);
+  }
+}, { rootMargin: "800px 0px" });
+
 // paint renders an agent message's text and reasoning now.
 function paint(el) {
-  el._dirty = false;
+  el._lazy = false;
   renderMD(el.md, el._text);
   if (el._think) thinkingOf(el).body.textContent = el._think;
 }
 
 // schedule paints an agent message at the next frame: deltas come faster
 // than frames, and a frame renders only the blocks that changed.
+// A paint that took d ms is followed by at least 3d ms without one, so a
+// long answer rendered again and again never takes the main thread.
 let dirty = new Set();
 let frame = 0;
+let nextPaint = 0;
 function schedule(el) {
   dirty.add(el);
-  if (!frame) frame = requestAnimationFrame(() => {
+  if (frame) return;
+  const wait = Math.max(0, nextPaint - performance.now());
+  const go = () => {
     frame = 0;
+    const t0 = performance.now();
     const d = dirty;
     dirty = new Set();
     for (const e of d) paint(e);
     scrollDown();
-  });
+    const t1 = performance.now();
+    nextPaint = t1 + 3 * (t1 - t0);
+  };
+  frame = wait > 0 ? setTimeout(() => requestAnimationFrame(go), wait) : requestAnimationFrame(go);
 }
 
 function cardFor(v, parent, callId, name) {
