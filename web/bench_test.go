@@ -60,7 +60,6 @@ func TestPageBenchmarks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var ms []float64
 	for range 3 {
 		do(t, ctx, "open the big thread", chromedp.Navigate("about:blank"), chromedp.Navigate(r.url+"/#thread="+th.ID), until(`document.body.dataset.thread === "thread_big"`))
 		render := eval[float64](t, ctx, `+document.body.dataset.renderMs`)
@@ -70,7 +69,6 @@ func TestPageBenchmarks(t *testing.T) {
 		if items != 2000 {
 			t.Fatalf("the big thread shows %d items, want 2000", items)
 		}
-		ms = append(ms, render)
 		t.Logf("2,000-item thread: rendered in %.0f ms, %.0f ms of it building the DOM (from navigation to rendered: %.0f ms)", render, apply, total)
 	}
 

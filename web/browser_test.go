@@ -279,7 +279,11 @@ func TestThePageRunsATurnInChromium(t *testing.T) {
 
 	// The approval shows the edit as a diff; approve it.
 	do(t, ctx, "approval", until(`(document.querySelector('#pending [data-pause=approval] .diff .del + .add')||{}).textContent === "+Hello, world"`))
-	shot(t, ctx, "web-approval")
+	shot(t, ctx, "approval")
+	// A reload while the turn waits brings the approval back (thread/read's
+	// pause).
+	do(t, ctx, "reload at the approval", chromedp.Reload(), until(`document.body.dataset.conn === "open" && !!document.body.dataset.thread`),
+		until(`(document.querySelector('#pending [data-pause=approval] .diff .del + .add')||{}).textContent === "+Hello, world"`))
 	do(t, ctx, "approve", chromedp.Click(css(`#pending button[data-decision=approve]`)),
 		until(`(document.querySelector('.tool[data-status]')||{}).dataset?.status === "ok"`))
 	if b, err := os.ReadFile(filepath.Join(r.dir, "hello.txt")); err != nil || string(b) != "Hello, world\n" {
@@ -288,7 +292,7 @@ func TestThePageRunsATurnInChromium(t *testing.T) {
 
 	// The question: pick an option and answer.
 	do(t, ctx, "ask_user", until(`!!document.querySelector('#pending [data-pause=question] input[type=radio]')`))
-	shot(t, ctx, "web-question")
+	shot(t, ctx, "question")
 	do(t, ctx, "answer", chromedp.Click(css(`#pending input[type=radio]`)), chromedp.Click(css(`#pending button[type=submit]`)),
 		until(`!document.querySelector('#pending .card')`))
 
@@ -297,7 +301,6 @@ func TestThePageRunsATurnInChromium(t *testing.T) {
 	do(t, ctx, "streaming", until(streamed+` > 20`))
 	first := eval[int](t, ctx, streamed)
 	do(t, ctx, "streaming goes on", until(fmt.Sprintf(`%s > %d`, streamed, first+30)))
-	shot(t, ctx, "web-streaming")
 	do(t, ctx, "steer", chromedp.SendKeys(css("#input"), "Mention tests too"+kb.Enter),
 		until(`!!document.querySelector('.item.user.steer')`),
 		until(`[...document.querySelectorAll('.item.agent .md')].some(e => e.textContent.includes("Hello, world") && e.querySelector("pre code .tok-k"))`),
@@ -320,7 +323,7 @@ func TestThePageRunsATurnInChromium(t *testing.T) {
 
 	// Esc interrupts.
 	do(t, ctx, "interrupt", chromedp.KeyEvent(kb.Escape), until(`!!document.querySelector('.turn-foot[data-status=interrupted]')`))
-	shot(t, ctx, "web-thread")
+	shot(t, ctx, "thread")
 
 	// The trace opens inline.
 	do(t, ctx, "trace", chromedp.Click(css(`.turn-foot[data-status=interrupted] .trace-btn`)),
@@ -331,15 +334,16 @@ func TestThePageRunsATurnInChromium(t *testing.T) {
 	}
 	// The trace page's own script ran under the page's policy (its hash).
 	do(t, ctx, "trace rendered", until(`(document.getElementById("trace-frame").contentDocument||{body:{dataset:{}}}).body.dataset.ok === "1"`))
-	shot(t, ctx, "web-trace")
+	shot(t, ctx, "trace")
 	do(t, ctx, "close trace", chromedp.Click(css("#trace-close")))
 
 	// Dark, and a phone's width.
 	if os.Getenv("REIN_WEB_SHOTS") != "" {
 		do(t, ctx, "dark", chromedp.Click(css("#theme")))
-		shot(t, ctx, "web-dark")
-		do(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
-		shot(t, ctx, "web-phone")
+		shot(t, ctx, "dark")
+		do(t, ctx, "phone", chromedp.EmulateViewport(390, 844), chromedp.Reload(),
+			until(`document.body.dataset.conn === "open" && !!document.body.dataset.thread && innerWidth === 390`))
+		shot(t, ctx, "phone")
 	}
 
 	if errs := consoleErrors(); len(errs) > 0 {

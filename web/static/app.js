@@ -164,10 +164,14 @@ function threadFromHash() {
 }
 
 async function loadThreads(fresh) {
-  if (fresh) { S.threads = []; S.cursor = ""; }
   let r;
-  try { r = await rpc("thread/list", { limit: 100, cursor: S.cursor || undefined }); } catch { return; }
-  S.threads.push(...r.threads);
+  try { r = await rpc("thread/list", { limit: 100, cursor: fresh ? undefined : S.cursor || undefined }); } catch { return; }
+  // Titles the page learned (from a first message) are kept where the
+  // store has none.
+  const known = new Map(S.threads.map((t) => [t.id, t]));
+  const got = r.threads.map((t) => ({ ...t, title: t.title || (known.get(t.id) || {}).title }));
+  if (fresh) S.threads = got;
+  else S.threads.push(...got.filter((t) => !known.has(t.id)));
   S.cursor = r.nextCursor;
   $("more-threads").hidden = !S.cursor;
   drawThreads();
@@ -211,7 +215,7 @@ function drawThreads() {
 function upsertThread(t) {
   const i = S.threads.findIndex((x) => x.id === t.id);
   if (i >= 0) S.threads[i] = { ...S.threads[i], ...t };
-  else S.threads.unshift(t);
+  else if (t.createdAt) S.threads.unshift(t);
   drawThreads();
 }
 
@@ -379,6 +383,12 @@ function userItem(v, t, it) {
   } else {
     el = h("div", `item user${it.origin === "steer" ? " steer" : ""}`);
     el.appendChild(h("div", "bubble", it.text || ""));
+    if (!it.origin && v.thread && !v.thread.title && it.text) {
+      // A store that keeps no title: the first message is the title.
+      v.thread.title = it.text.replace(/\s+/g, " ").slice(0, 80);
+      upsertThread({ id: v.id, title: v.thread.title });
+      drawHeader();
+    }
   }
   el.dataset.id = it.id;
   v.items.set(it.id, el);
@@ -600,7 +610,7 @@ function handle(method, p) {
   const v = S.cur;
   if (method === "turn/completed" || method === "turn/started") {
     const t = S.threads.find((x) => x.id === p.threadId);
-    if (t) { t.updatedAt = new Date().toISOString(); if (method === "turn/started" && !t.title && v && v.id === p.threadId) loadThreads(true); }
+    if (t) { t.updatedAt = new Date().toISOString(); drawThreads(); }
   }
   if (!v || p.threadId !== v.id) return;
   switch (method) {
