@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -64,6 +65,8 @@ type rig struct {
 	srv     *server.Server
 	url     string
 	addr    net.Addr
+	hs      *httptest.Server
+	proxy   *proxy
 	mu      sync.Mutex
 	scripts map[string]*scripted.Model
 }
@@ -105,8 +108,9 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(r.srv.Handler(token))
-	r.url = hs.URL
-	r.addr = hs.Listener.Addr()
+	r.hs = hs
+	r.proxy = newProxy(t, hs.Listener.Addr().String())
+	r.url, r.addr = "http://"+r.proxy.ln.Addr().String(), r.proxy.ln.Addr()
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
 		hs.Close()
@@ -115,6 +119,59 @@ func newRig(t *testing.T) *rig {
 		r.sched.Close(ctx)
 	})
 	return r
+}
+
+// proxy forwards TCP connections to the server, so that a test can cut
+// them all (a lost network), the WebSockets included, which the HTTP
+// server no longer tracks once upgraded.
+type proxy struct {
+	ln     net.Listener
+	target string
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: target}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go func() { defer p.wg.Done(); io.Copy(u, c); u.Close() }()
+			go func() { defer p.wg.Done(); io.Copy(c, u); c.Close() }()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); p.drop(); p.wg.Wait() })
+	return p
+}
+
+// drop cuts every connection open through the proxy.
+func (p *proxy) drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
 }
 
 func (r *rig) script(name string, s scripted.Script) {
@@ -320,6 +377,24 @@ func TestThePageRunsATurnInChromium(t *testing.T) {
 	do(t, ctx, "the turn goes on after the reload", until(streamed+` > 10`))
 	first = eval[int](t, ctx, streamed)
 	do(t, ctx, "streaming goes on after the reload", until(fmt.Sprintf(`%s > %d`, streamed, first+20)))
+
+	// A second tab on the thread sees the same turn stream.
+	tab, closeTab := chromedp.NewContext(ctx)
+	if err := chromedp.Do(tab); err != nil { // opens the tab for its context's life, not a step's
+		t.Fatal(err)
+	}
+	id := eval[string](t, ctx, `document.body.dataset.thread`)
+	do(t, tab, "second tab", chromedp.Navigate(r.url+"/#thread="+id), until(streamed+` > 10`))
+	first = eval[int](t, tab, streamed)
+	do(t, tab, "second tab streams", until(fmt.Sprintf(`%s > %d`, streamed, first+20)))
+	closeTab()
+
+	// A lost connection is shown, retried, and the turn streams on.
+	r.proxy.drop()
+	do(t, ctx, "connection lost", until(`document.body.dataset.conn === "closed" && document.getElementById("conn").textContent.includes("retrying")`))
+	do(t, ctx, "reconnected", until(`document.body.dataset.conn === "open"`), until(streamed+` > 10`))
+	first = eval[int](t, ctx, streamed)
+	do(t, ctx, "streams on after reconnecting", until(fmt.Sprintf(`%s > %d`, streamed, first+20)))
 
 	// Esc interrupts.
 	do(t, ctx, "interrupt", chromedp.KeyEvent(kb.Escape), until(`!!document.querySelector('.turn-foot[data-status=interrupted]')`))
