@@ -301,14 +301,16 @@ func conversation() scripted.Script {
 				"options": []map[string]any{{"label": "English", "description": "Hello, world"}, {"label": "French", "description": "Bonjour"}}}}}}}},
 		{Thinking: "The user chose a language; summarise the change.", Text: answer, Usage: usage, Delay: 30 * time.Millisecond, Hold: 3 * time.Second},
 		{Text: long, Usage: usage, Chunk: 4, Delay: 40 * time.Millisecond},
+		{Text: "Summary: the greeting is fixed.", Usage: usage},
 	}}
 }
 
 // TestThePageRunsATurnInChromium drives the page in headless Chromium
 // against a scripted model: sign in with the one-time URL, start a thread,
 // watch the answer stream, approve a diffed edit, answer ask_user, steer,
-// reload mid-turn and see the turn go on, interrupt with Esc, open the
-// trace; the console stays free of errors throughout.
+// reload mid-turn and see the turn go on, a second tab and a lost
+// connection, queue with Alt+Enter, interrupt with Esc, open the trace; the
+// console stays free of errors throughout.
 func TestThePageRunsATurnInChromium(t *testing.T) {
 	r := newRig(t)
 	if err := os.WriteFile(filepath.Join(r.dir, "hello.txt"), []byte("Hello, wrld\n"), 0o644); err != nil {
@@ -396,8 +398,13 @@ func TestThePageRunsATurnInChromium(t *testing.T) {
 	first = eval[int](t, ctx, streamed)
 	do(t, ctx, "streams on after reconnecting", until(fmt.Sprintf(`%s > %d`, streamed, first+20)))
 
-	// Esc interrupts.
-	do(t, ctx, "interrupt", chromedp.KeyEvent(kb.Escape), until(`!!document.querySelector('.turn-foot[data-status=interrupted]')`))
+	// Alt+Enter queues the next turn.
+	do(t, ctx, "queue", chromedp.SendKeys(css("#input"), "Then summarise"), chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierAlt)),
+		until(`!!document.querySelector('.turn-foot[data-status=queued]')`))
+
+	// Esc interrupts; the queued turn runs next.
+	do(t, ctx, "interrupt", chromedp.KeyEvent(kb.Escape), until(`!!document.querySelector('.turn-foot[data-status=interrupted]')`),
+		until(`[...document.querySelectorAll('.turn-foot[data-status=completed]')].length === 1 && document.querySelector('.turn:last-child .item.agent .md').textContent === "Summary: the greeting is fixed."`))
 	shot(t, ctx, "thread")
 
 	// The trace opens inline.
