@@ -63,6 +63,18 @@ type InitializeParams struct {
 type InitializeResult struct {
 	ServerInfo      ServerInfo `json:"serverInfo"`
 	ProtocolVersion string     `json:"protocolVersion"`
+	// Defaults are what a thread/start that names nothing gets, and the
+	// models the server knows, so a client can offer them.
+	Defaults *ThreadDefaults `json:"defaults,omitempty"`
+}
+
+// ThreadDefaults are the server's settings of threads that name none.
+type ThreadDefaults struct {
+	Model     string   `json:"model,omitempty" jsonschema:"PROVIDER:MODEL; left out when it is a scripted model (a file)"`
+	Workspace string   `json:"workspace,omitempty"`
+	Approval  string   `json:"approval,omitempty"`
+	Sandbox   string   `json:"sandbox,omitempty" jsonschema:"also the loosest mode a thread may ask for"`
+	Models    []string `json:"models,omitempty" jsonschema:"PROVIDER:MODEL specs the config file names, for thread/start's model"`
 }
 
 // ThreadStartParams are the params of thread/start. Empty fields take the

@@ -64,6 +64,9 @@ type Config struct {
 	// may connect besides the server's own (rein serve --allowed-origin);
 	// a request with any other Origin is refused (cross-site pages).
 	AllowedOrigins []string
+	// Defaults, when not nil, are sent with initialize's result: the
+	// settings of threads that name none and the models the server knows.
+	Defaults *protocol.ThreadDefaults
 	// Traces, when not nil, answers turn/trace from the events the
 	// runtime kept; without it turn/trace is an error.
 	Traces TraceReader

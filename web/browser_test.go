@@ -22,6 +22,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/protocol"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
@@ -98,7 +99,8 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.srv, err = server.New(server.Config{Sessions: r.sched, Traces: tr, CheckThread: func(c session.ThreadConfig) error {
+	defaults := &protocol.ThreadDefaults{Workspace: r.dir, Approval: "untrusted", Sandbox: "workspace-write", Models: []string{"script:web", "script:long"}}
+	r.srv, err = server.New(server.Config{Sessions: r.sched, Traces: tr, Defaults: defaults, CheckThread: func(c session.ThreadConfig) error {
 		if !strings.HasPrefix(c.Model, "script:") {
 			return fmt.Errorf("model %q: the tests know only scripted models", c.Model)
 		}
@@ -328,6 +330,8 @@ func TestThePageRunsATurnInChromium(t *testing.T) {
 	// A thread, and a message sent with Enter.
 	do(t, ctx, "new thread",
 		chromedp.Click(css("#new-thread")),
+		// The dialog offers the server's defaults and models (initialize).
+		until(fmt.Sprintf(`document.querySelector("#new-form input[name=workspace]").placeholder === "the server's: %s" && [...document.querySelectorAll("#models option")].map(o => o.value).join() === "script:web,script:long"`, r.dir)),
 		chromedp.SendKeys(css(`#new-form input[name=model]`), "script:web"),
 		chromedp.SetValue(css(`#new-form select[name=approval]`), "untrusted"),
 		chromedp.Click(css("#new-ok")),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/protocol"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/server"
@@ -169,7 +171,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		stopCron()
 		<-cronDone
 	}()
-	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st})
+	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults()})
 	if err != nil {
 		return usageError(err)
 	}
@@ -273,6 +275,27 @@ func (b *serveBackend) workspace(c session.ThreadConfig) (string, error) {
 		return b.dir, nil
 	}
 	return (&turnFlags{workspace: c.Workspace}).workspaceDir()
+}
+
+// defaults are the settings of threads that name none, for clients
+// (initialize): a scripted default model is left out (it names a file).
+func (b *serveBackend) defaults() *protocol.ThreadDefaults {
+	d := &protocol.ThreadDefaults{Workspace: b.dir, Approval: b.f.approval, Sandbox: b.f.sandbox}
+	if d.Sandbox == "" {
+		d.Sandbox = string(sandbox.ModeWorkspaceWrite)
+	}
+	if spec, err := b.spec(session.ThreadConfig{}); err == nil && spec.Provider != "scripted" {
+		d.Model = spec.String()
+	}
+	if b.cfg != nil {
+		for m := range b.cfg.Models {
+			if !strings.Contains(m, "*") && !strings.HasPrefix(m, "scripted:") {
+				d.Models = append(d.Models, m)
+			}
+		}
+		slices.Sort(d.Models)
+	}
+	return d
 }
 
 // check refuses a thread/start whose config could not run.

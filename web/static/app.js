@@ -41,7 +41,8 @@ class Client {
       opened = true;
       this.ws = ws;
       try {
-        await this.call("initialize", { clientInfo: { name: "rein-web", title: "rein web page", version: "1" } });
+        const r = await this.call("initialize", { clientInfo: { name: "rein-web", title: "rein web page", version: "1" } });
+        S.defaults = r.defaults || {};
       } catch (e) {
         this.onState("error", e.message);
         return;
@@ -101,6 +102,7 @@ class Client {
 // ------------------------------------------------------------------- state
 
 const S = {
+  defaults: {}, // the server's settings of threads that name none (initialize)
   threads: [],
   cursor: "",
   cur: null, // the open thread: see openThread
@@ -899,7 +901,17 @@ function init() {
     }
   });
   const dlg = $("new-dialog");
-  $("new-thread").addEventListener("click", () => { $("new-error").textContent = ""; dlg.showModal(); });
+  $("new-thread").addEventListener("click", () => {
+    $("new-error").textContent = "";
+    const d = S.defaults;
+    const f = $("new-form");
+    f.workspace.placeholder = d.workspace ? `the server's: ${d.workspace}` : "the server's";
+    f.model.placeholder = d.model ? `the server's: ${d.model}` : "the server's";
+    const list = $("models");
+    list.replaceChildren(...(d.models || []).map((m) => { const o = h("option"); o.value = m; return o; }));
+    for (const [sel, val] of [[f.approval, d.approval], [f.sandbox, d.sandbox]]) sel.options[0].textContent = val ? `the server's (${val})` : "the server's";
+    dlg.showModal();
+  });
   $("new-cancel").addEventListener("click", () => dlg.close());
   $("new-form").addEventListener("submit", async (e) => {
     e.preventDefault();
