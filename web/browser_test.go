@@ -347,6 +347,9 @@ func TestThePageRunsATurnInChromium(t *testing.T) {
 	// pause).
 	do(t, ctx, "reload at the approval", chromedp.Reload(), until(`document.body.dataset.conn === "open" && !!document.body.dataset.thread`),
 		until(`(document.querySelector('#pending [data-pause=approval] .diff .del + .add')||{}).textContent === "+Hello, world"`))
+	// Side by side: the old line on the left, the new on the right.
+	do(t, ctx, "side by side", chromedp.Click(css(`#pending .diffwrap button[aria-pressed]`)),
+		until(`(document.querySelector('#pending .diff.split .del + .add')||{}).textContent === "Hello, world" && document.querySelector('#pending .diff.split .del').textContent === "Hello, wrld"`))
 	do(t, ctx, "approve", chromedp.Click(css(`#pending button[data-decision=approve]`)),
 		until(`(document.querySelector('.tool[data-status]')||{}).dataset?.status === "ok"`))
 	if b, err := os.ReadFile(filepath.Join(r.dir, "hello.txt")); err != nil || string(b) != "Hello, world\n" {

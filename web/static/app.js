@@ -577,26 +577,62 @@ function patchView(path, patch) {
 }
 
 // diffView diffs two texts by lines (longest common subsequence; large
-// texts are shown as removed and added whole).
+// texts are shown as removed and added whole), unified or side by side.
 function diffView(path, a, b) {
   const x = a === "" ? [] : a.split("\n");
   const y = b === "" ? [] : b.split("\n");
-  const d = h("div", "diff");
-  d.appendChild(h("div", "hunk", path || ""));
-  const line = (cls, p, s) => d.appendChild(h("div", cls, p + s));
-  if (x.length * y.length > 4e6) {
-    x.forEach((s) => line("del", "-", s));
-    y.forEach((s) => line("add", "+", s));
-    return d;
-  }
+  const ops = []; // [kind, text]: " " kept, "-" removed, "+" added
   const n = x.length, m = y.length;
-  const L = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
-  let i = 0, j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && x[i] === y[j]) { line("", " ", x[i]); i++; j++; }
-    else if (i < n && (j === m || L[i + 1][j] >= L[i][j + 1])) { line("del", "-", x[i]); i++; }
-    else { line("add", "+", y[j]); j++; }
+  if (n * m > 4e6) {
+    x.forEach((s) => ops.push(["-", s]));
+    y.forEach((s) => ops.push(["+", s]));
+  } else {
+    const L = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+    for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
+    let i = 0, j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && x[i] === y[j]) { ops.push([" ", x[i]]); i++; j++; }
+      else if (i < n && (j === m || L[i + 1][j] >= L[i][j + 1])) { ops.push(["-", x[i]]); i++; }
+      else { ops.push(["+", y[j]]); j++; }
+    }
+  }
+  const wrap = h("div", "diffwrap");
+  const head = wrap.appendChild(h("div", "row between"));
+  head.appendChild(h("span", "hunk", path || ""));
+  const toggle = head.appendChild(h("button", "link", "Side by side"));
+  toggle.type = "button";
+  toggle.setAttribute("aria-pressed", "false");
+  let box = wrap.appendChild(unified(ops));
+  toggle.addEventListener("click", () => {
+    const split = toggle.getAttribute("aria-pressed") !== "true";
+    toggle.setAttribute("aria-pressed", String(split));
+    toggle.textContent = split ? "Unified" : "Side by side";
+    const next = split ? sideBySide(ops) : unified(ops);
+    box.replaceWith(next);
+    box = next;
+  });
+  return wrap;
+}
+
+function unified(ops) {
+  const d = h("div", "diff");
+  for (const [k, s] of ops) d.appendChild(h("div", k === "+" ? "add" : k === "-" ? "del" : "", k + s));
+  return d;
+}
+
+// sideBySide pairs each run of removed lines with the added lines after it.
+function sideBySide(ops) {
+  const d = h("div", "diff split");
+  const row = (l, r) => {
+    d.appendChild(h("div", l == null ? "none" : l[0] === "-" ? "del" : "", l == null ? "" : l[1]));
+    d.appendChild(h("div", r == null ? "none" : r[0] === "+" ? "add" : "", r == null ? "" : r[1]));
+  };
+  for (let i = 0; i < ops.length;) {
+    if (ops[i][0] === " ") { row(ops[i], ops[i]); i++; continue; }
+    const del = [], add = [];
+    while (i < ops.length && ops[i][0] === "-") del.push(ops[i++]);
+    while (i < ops.length && ops[i][0] === "+") add.push(ops[i++]);
+    for (let k = 0; k < Math.max(del.length, add.length); k++) row(del[k], add[k]);
   }
   return d;
 }
