@@ -743,7 +743,7 @@ function showPause(v, turnId, pause) {
   if (pause.kind === "approval") approvalCard(v, card, turnId, pause);
   else questionCard(v, card, turnId, pause);
   box.appendChild(card);
-  const first = card.querySelector("input, textarea, button");
+  const first = card.querySelector("[data-decision=approve]") || card.querySelector("input, textarea, button");
   if (first) first.focus();
   scrollDown(true);
 }
