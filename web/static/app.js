@@ -196,7 +196,11 @@ function drawThreads() {
   const q = $("search").value.trim().toLowerCase();
   const ul = $("threads");
   ul.replaceChildren();
-  for (const t of S.threads) {
+  // This workspace's threads first (the server's default workspace), each
+  // group most recently updated first as listed.
+  const here = S.defaults.workspace;
+  const order = here ? [...S.threads.filter((t) => !t.workspace || t.workspace === here), ...S.threads.filter((t) => t.workspace && t.workspace !== here)] : S.threads;
+  for (const t of order) {
     const hay = `${t.title || ""} ${t.id} ${t.workspace || ""} ${t.model || ""}`.toLowerCase();
     if (q && !hay.includes(q)) continue;
     const li = h("li");
