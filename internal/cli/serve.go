@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/protocol"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/sandbox"
@@ -167,7 +170,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		stopCron()
 		<-cronDone
 	}()
-	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins})
+	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults()})
 	if err != nil {
 		return usageError(err)
 	}
@@ -176,6 +179,9 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	}
 	return srv.ListenAndServe(ctx, f.listen, f.token, func(a net.Addr) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "rein: serving on ws://%s\n", a)
+		// The page, with a one-time sign-in link when there is a token
+		// (as Jupyter prints one).
+		fmt.Fprintf(cmd.ErrOrStderr(), "rein: open %s in a browser\n", srv.SignInURL(a, f.token))
 	})
 }
 
@@ -250,6 +256,27 @@ func errSuffix(err error) string {
 		return ""
 	}
 	return ": " + err.Error()
+}
+
+// defaults are the settings of threads that name none, for clients
+// (initialize): a scripted default model is left out (it names a file).
+func (b *serveBackend) defaults() *protocol.ThreadDefaults {
+	d := &protocol.ThreadDefaults{Workspace: b.dir, Approval: b.f.approval, Sandbox: b.f.sandbox}
+	if d.Sandbox == "" {
+		d.Sandbox = string(sandbox.ModeWorkspaceWrite)
+	}
+	if spec, err := b.agent().Spec(session.ThreadConfig{}); err == nil && spec.Provider != "scripted" {
+		d.Model = spec.String()
+	}
+	if b.cfg != nil {
+		for m := range b.cfg.Models {
+			if !strings.Contains(m, "*") && !strings.HasPrefix(m, "scripted:") {
+				d.Models = append(d.Models, m)
+			}
+		}
+		slices.Sort(d.Models)
+	}
+	return d
 }
 
 // check refuses a thread/start whose config could not run, saying how to
