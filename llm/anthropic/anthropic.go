@@ -102,6 +102,11 @@ func New(opts Options) (*Model, error) {
 	return &Model{opts: opts, endpoint: newEndpoint(&opts)}, nil
 }
 
+// OutputMode implements llm.OutputModer: a structured answer is asked for
+// as a forced tool call, which every Claude model with tools takes (the
+// Messages API's own JSON output is in beta for some models only).
+func (m *Model) OutputMode() llm.OutputMode { return llm.OutputTool }
+
 // Stream sends one request. Errors before the response (a refused
 // connection, an error status) are returned from Stream, streaming or not.
 func (m *Model) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
