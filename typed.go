@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
@@ -41,25 +40,7 @@ func OutputOf[T any]() (*Output, error) {
 
 // outputName names an output after its type: "Person", "Pair_int" for a
 // generic Pair[int]; "answer" for an unnamed struct.
-func outputName(t reflect.Type) string {
-	name := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			return r
-		case r == '[' || r == ',' || r == '.':
-			return '_'
-		}
-		return -1
-	}, t.Name())
-	name = strings.Trim(name, "_")
-	if len(name) > 64 {
-		name = name[:64]
-	}
-	if name == "" {
-		return "answer"
-	}
-	return name
-}
+func outputName(t reflect.Type) string { return llm.OutputName(t.Name()) }
 
 // RunTyped runs one turn of prompt on thread t and returns its answer
 // decoded into T (see OutputOf): the model is asked for the answer in T's

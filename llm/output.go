@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // Output asks a model for its answer as one JSON object matching a schema:
@@ -138,4 +139,51 @@ func strictNode(n any, depth int) bool {
 		}
 	}
 	return true
+}
+
+// OutputFromSchema makes the Output of a JSON Schema document, as given to
+// rein run --schema: named by the schema's "title" (made a valid name), or
+// else by name; described by its "description". Strict is set when the
+// schema qualifies (StrictSchema). The result is checked (Output.Check).
+func OutputFromSchema(raw []byte, name string) (*Output, error) {
+	var doc struct {
+		Title       string `json:"title"`
+		Description string `json:"description"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("the schema is not a JSON object: %w", err)
+	}
+	if doc.Title != "" {
+		name = doc.Title
+	}
+	o := &Output{Name: OutputName(name), Description: doc.Description, Schema: json.RawMessage(raw), Strict: StrictSchema(raw)}
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// OutputName makes s a valid output name: letters, digits, '_' and '-'
+// kept, spaces and punctuation as '_', anything else dropped, at most 64;
+// "answer" when nothing is left.
+func OutputName(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b = append(b, byte(r))
+		case r == ' ' || r == '[' || r == ',' || r == '.' || r == '/':
+			if len(b) > 0 && b[len(b)-1] != '_' {
+				b = append(b, '_')
+			}
+		}
+	}
+	name := strings.Trim(string(b), "_")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	if name == "" {
+		return "answer"
+	}
+	return name
 }

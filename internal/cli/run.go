@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,7 +26,7 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var f turnFlags
-	var thread string
+	var thread, schema string
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT",
 		Short: "Run one turn and stream the answer",
@@ -63,12 +66,34 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: prompt, thread: thread})
+			output, err := readSchema(schema)
+			if err != nil {
+				return usageError(err)
+			}
+			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: prompt, thread: thread, output: output})
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&thread, "thread", "", "continue the thread ID: its history, approved tools, workspace, model, approval policy and sandbox mode")
+	cmd.Flags().StringVar(&schema, "schema", "", "ask for the answer as JSON matching the JSON Schema in FILE (an object schema); the JSON is printed on stdout, the turn on stderr")
 	return cmd
+}
+
+// readSchema reads the structured answer --schema names, or nil without
+// one.
+func readSchema(path string) (*llm.Output, error) {
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--schema: %w", err)
+	}
+	o, err := llm.OutputFromSchema(raw, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	if err != nil {
+		return nil, fmt.Errorf("--schema %s: %w", path, err)
+	}
+	return o, nil
 }
 
 // chooseModel returns the spec of --model, or of the config file cfg's
@@ -102,6 +127,8 @@ type turnSetup struct {
 	// caps are the model's capabilities, when a real provider runs it:
 	// its price (the cost budget) and its context window (the guard).
 	caps *provider.Capabilities
+	// output is the structured answer asked for (run --schema), or nil.
+	output *llm.Output
 }
 
 // runTurn runs one turn and reports it as text or JSON Lines, returning an
@@ -116,6 +143,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	defer ws.Close()
 
 	o := s.flags.options()
+	o.Output = s.output
 	o.Redact = agent.NewSecrets(s.cfg).Redactor(s.dir)
 	o.Model = s.model
 	o.ModelName = s.spec.Model
@@ -168,7 +196,12 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		jl = newJSONLines(out)
 		o.Events = jl
 	} else {
-		h = newHuman(out, isTerminal(out))
+		hout := out
+		if s.output != nil {
+			// stdout is the answer's JSON alone; the turn goes to stderr.
+			hout = cmd.ErrOrStderr()
+		}
+		h = newHuman(hout, isTerminal(hout))
 		o.Events = h
 		for _, l := range s.header {
 			h.line(l)
@@ -217,6 +250,9 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	} else {
 		h.summary(outcome)
 		p.report(cmd.ErrOrStderr(), outcome)
+		if len(outcome.Output) > 0 {
+			printJSON(out, outcome.Output)
+		}
 	}
 	switch outcome.Status {
 	case loop.StatusCompleted:
@@ -227,6 +263,17 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		return exitCode(ExitInterrupted)
 	}
 	return exitCode(ExitFailed)
+}
+
+// printJSON prints a structured answer indented, on a line of its own.
+func printJSON(w io.Writer, raw json.RawMessage) {
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		b.Reset()
+		b.Write(raw)
+	}
+	b.WriteByte('\n')
+	w.Write(b.Bytes())
 }
 
 func isTerminal(w io.Writer) bool {
