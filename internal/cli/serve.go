@@ -410,7 +410,7 @@ func (tt *threadTools) prompt(ctx context.Context, logw io.Writer) string {
 // memory is whether the memory held an entry: read_memory is mounted only
 // then, so the first memory written makes a new composition.
 type toolsKey struct {
-	dir, approval, sandbox, enabled, disabled string
+	dir, approval, sandbox, enabled, disabled, forced string
 	memory, ownSearch                         bool
 }
 
@@ -430,7 +430,7 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 	if err != nil {
 		return nil, err
 	}
-	key := toolsKey{dir: dir, approval: approval, sandbox: c.Sandbox, enabled: strings.Join(c.EnableTools, "\x00"), disabled: strings.Join(c.DisableTools, "\x00")}
+	key := toolsKey{dir: dir, approval: approval, sandbox: c.Sandbox, enabled: strings.Join(c.EnableTools, "\x00"), disabled: strings.Join(c.DisableTools, "\x00"), forced: strings.Join(c.ForceTools, "\x00")}
 	// The thread's model, opened before its tools, decides which search
 	// web_search is.
 	b.mu.Lock()
@@ -458,6 +458,7 @@ func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, appro
 		tf = new(*b.compose)
 	}
 	tf.approval, tf.enabled, tf.suppressed, tf.st, tf.mcp, tf.loaded, tf.offer = approval, c.EnableTools, c.DisableTools, b.st, b.mcp, nil, nil
+	tf.forced = c.ForceTools
 	tf.cronScheduled = b.cronWake
 	// The runner's limits go with the workspace's deny list: both are the
 	// config's.
