@@ -411,7 +411,7 @@ func (tt *threadTools) prompt(ctx context.Context, logw io.Writer) string {
 // then, so the first memory written makes a new composition.
 type toolsKey struct {
 	dir, approval, sandbox, enabled, disabled, forced string
-	memory, ownSearch                         bool
+	memory, ownSearch                                 bool
 }
 
 // grows reports whether a composed set changes while it is used: load_tools
