@@ -109,7 +109,18 @@ func (m *Model) OutputMode() llm.OutputMode { return llm.OutputTool }
 
 // Stream sends one request. Errors before the response (a refused
 // connection, an error status) are returned from Stream, streaming or not.
+// A turn the API pauses (pause_turn) is continued within the stream
+// (pause.go).
 func (m *Model) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	s, err := m.stream(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &pausingStream{ctx: ctx, m: m, req: req, cur: s}, nil
+}
+
+// stream sends one request of a round.
+func (m *Model) stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	stream := !m.opts.DisableStreaming
 	body, err := m.body(req, stream)
 	if err != nil {
