@@ -446,8 +446,8 @@ func (tt *threadTools) prompt(ctx context.Context, logw io.Writer) string {
 // memory is whether the memory held an entry: read_memory is mounted only
 // then, so the first memory written makes a new composition.
 type toolsKey struct {
-	dir, approval, sandbox, enabled, disabled string
-	memory, ownSearch                         bool
+	dir, approval, sandbox, enabled, disabled, forced string
+	memory, ownSearch                                 bool
 }
 
 // grows reports whether a composed set changes while it is used: load_tools
@@ -471,7 +471,10 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 	if c.EnableTools != nil || c.DisableTools != nil {
 		switches.Enable, switches.Disable = c.EnableTools, c.DisableTools
 	}
-	key := toolsKey{dir: dir, approval: approval, sandbox: mode, enabled: strings.Join(switches.Enable, "\x00"), disabled: strings.Join(switches.Disable, "\x00")}
+	if c.ForceTools != nil {
+		switches.Force = c.ForceTools
+	}
+	key := toolsKey{dir: dir, approval: approval, sandbox: mode, enabled: strings.Join(switches.Enable, "\x00"), disabled: strings.Join(switches.Disable, "\x00"), forced: strings.Join(switches.Force, "\x00")}
 	// The thread's model, opened before its tools, decides which search
 	// web_search is.
 	r.mu.Lock()

@@ -57,6 +57,10 @@ const (
 	WarnOutputCap = "output_cap"
 	// WarnDeadline: a model stream was cut at the turn's deadline.
 	WarnDeadline = "deadline"
+	// WarnOutputRepair: a structured answer did not match its schema, or
+	// came as text where a call was asked for; the model is asked once
+	// more.
+	WarnOutputRepair = "output_repair"
 )
 
 // Round roles.

@@ -26,7 +26,7 @@ func ThreadOf(th record.Thread) Thread {
 	c := th.Settings
 	return Thread{
 		ID: th.ID, Workspace: c.Workspace, Model: c.Model, Instructions: c.Instructions,
-		EnableTools: c.EnableTools, DisableTools: c.DisableTools, Approval: c.Approval, Sandbox: c.Sandbox, MaxRounds: c.MaxRounds,
+		EnableTools: c.EnableTools, DisableTools: c.DisableTools, ForceTools: c.ForceTools, Approval: c.Approval, Sandbox: c.Sandbox, MaxRounds: c.MaxRounds,
 		Approved: c.Approved, CreatedAt: th.Created, UpdatedAt: th.Updated, Title: th.Title, TurnCount: th.Turns,
 	}
 }

@@ -85,6 +85,7 @@ type ThreadStartParams struct {
 	Instructions string   `json:"instructions,omitempty" jsonschema:"the system prompt"`
 	EnableTools  []string `json:"enableTools,omitempty" jsonschema:"tools to add to the default set"`
 	DisableTools []string `json:"disableTools,omitempty" jsonschema:"tools to remove from the set"`
+	ForceTools   []string `json:"forceTools,omitempty" jsonschema:"tools to mount whatever their gates say (exec and code_execution still need a sandbox or approval; disableTools and the sandbox mode still win)"`
 	Approval     string   `json:"approval,omitempty" jsonschema:"never, on-request or untrusted"`
 	Sandbox      string   `json:"sandbox,omitempty" jsonschema:"read-only, workspace-write or full-access"`
 	MaxRounds    int      `json:"maxRounds,omitempty" jsonschema:"the exploration budget in rounds"`
@@ -221,6 +222,7 @@ type Thread struct {
 	Instructions string    `json:"instructions,omitempty"`
 	EnableTools  []string  `json:"enableTools,omitempty"`
 	DisableTools []string  `json:"disableTools,omitempty"`
+	ForceTools   []string  `json:"forceTools,omitempty"`
 	Approval     string    `json:"approval,omitempty"`
 	Sandbox      string    `json:"sandbox,omitempty"`
 	MaxRounds    int       `json:"maxRounds,omitempty"`

@@ -61,7 +61,7 @@ func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error
 	}
 	cfg := session.ThreadConfig{
 		Workspace: p.Workspace, Model: p.Model, Instructions: p.Instructions,
-		EnableTools: p.EnableTools, DisableTools: p.DisableTools,
+		EnableTools: p.EnableTools, DisableTools: p.DisableTools, ForceTools: p.ForceTools,
 		Approval: p.Approval, Sandbox: p.Sandbox, MaxRounds: p.MaxRounds,
 	}
 	if check := c.s.c.CheckThread; check != nil {

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,7 +28,7 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var f turnFlags
-	var thread string
+	var thread, schema string
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT",
 		Short: "Run one turn and stream the answer",
@@ -65,12 +68,34 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: prompt, thread: thread})
+			output, err := readSchema(schema)
+			if err != nil {
+				return usageError(err)
+			}
+			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: prompt, thread: thread, output: output})
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&thread, "thread", "", "continue the thread ID: its history, approved tools, workspace, model, approval policy and sandbox mode")
+	cmd.Flags().StringVar(&schema, "schema", "", "ask for the answer as JSON matching the JSON Schema in FILE (an object schema); the JSON is printed on stdout, the turn on stderr")
 	return cmd
+}
+
+// readSchema reads the structured answer --schema names, or nil without
+// one.
+func readSchema(path string) (*llm.Output, error) {
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--schema: %w", err)
+	}
+	o, err := llm.OutputFromSchema(raw, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	if err != nil {
+		return nil, fmt.Errorf("--schema %s: %w", path, err)
+	}
+	return o, nil
 }
 
 // chooseModel returns the spec of --model, or of the config file cfg's
@@ -106,6 +131,8 @@ type turnSetup struct {
 	// caps are the model's capabilities, when a real provider runs it:
 	// its price (the cost budget) and its context window (the guard).
 	caps *provider.Capabilities
+	// output is the structured answer asked for (run --schema), or nil.
+	output *llm.Output
 }
 
 // runTurn runs one turn — a new one, or the paused one answered — as a
@@ -146,12 +173,12 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	// made them the thread's, but for another --model for this turn.
 	// Tools given by flag are this turn's too, whatever the thread chose.
 	turn := record.Settings{Workspace: s.dir, Model: s.spec.String(), Approval: f.approval, Sandbox: f.tools.sandbox,
-		MaxRounds: f.maxRounds, Instructions: f.system, EnableTools: f.tools.enabled, DisableTools: f.tools.suppressed}
+		MaxRounds: f.maxRounds, Instructions: f.system, EnableTools: f.tools.enabled, DisableTools: f.tools.suppressed, ForceTools: f.tools.forced}
 	rt := agent.NewRuntime(agent.RuntimeConfig{
 		Store: st, File: s.cfg, Force: turn, MCP: m, Export: x, Log: logw,
 		Tools: agent.Tools{Capability: f.tools.capability, Exclusive: f.tools.exclusive, Exec: f.tools.exec,
-			Enable: f.tools.enabled, Disable: f.tools.suppressed, KBs: f.tools.kbs, Attach: f.tools.attach},
-		Base:     loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget},
+			Enable: f.tools.enabled, Disable: f.tools.suppressed, Force: f.tools.forced, KBs: f.tools.kbs, Attach: f.tools.attach},
+		Base:     loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget, Output: s.output},
 		Provider: f.providerConfig(s.cfg, logw),
 		// Opened already: resolved by the command, or the demo's script.
 		Open: func(spec provider.Spec) (*provider.Resolved, error) {
@@ -175,7 +202,12 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		jl = newJSONLines(out)
 		view = jl
 	} else {
-		h = newHuman(out, isTerminal(out))
+		hout := out
+		if s.output != nil {
+			// stdout is the answer's JSON alone; the turn goes to stderr.
+			hout = logw
+		}
+		h = newHuman(hout, isTerminal(hout))
 		view = h
 	}
 	// --events writes the turn's events beside its output (trace.go).
@@ -257,6 +289,9 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	} else {
 		h.summary(outcome)
 		reportThread(logw, outcome)
+		if len(outcome.Output) > 0 {
+			printJSON(out, outcome.Output)
+		}
 	}
 	switch outcome.Status {
 	case loop.StatusCompleted:
@@ -267,6 +302,17 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		return exitCode(ExitInterrupted)
 	}
 	return exitCode(ExitFailed)
+}
+
+// printJSON prints a structured answer indented, on a line of its own.
+func printJSON(w io.Writer, raw json.RawMessage) {
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		b.Reset()
+		b.Write(raw)
+	}
+	b.WriteByte('\n')
+	w.Write(b.Bytes())
 }
 
 func isTerminal(w io.Writer) bool {

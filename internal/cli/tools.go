@@ -31,6 +31,7 @@ type toolFlags struct {
 	exec       bool
 	enabled    []string
 	suppressed []string
+	forced     []string
 	capability string
 	exclusive  bool
 	attach     []string
@@ -67,6 +68,7 @@ func (f *toolFlags) register(cmd *cobra.Command) {
 			"full-access (commands on the host with the network, without asking)")
 	fl.StringArrayVar(&f.enabled, "tool", nil, "switch on the optional tool NAME; repeatable")
 	fl.StringArrayVar(&f.suppressed, "no-tool", nil, "remove the tool NAME, whatever mounts it; repeatable")
+	fl.StringArrayVar(&f.forced, "force-tool", nil, "mount the tool NAME whatever its gates say (exec and code_execution still need a sandbox or approval; --no-tool and the sandbox mode still win); repeatable")
 	fl.StringVar(&f.capability, "capability", defaultCapability,
 		`the active capability: "workspace" (the file tools), "none", or NAME=TOOL,TOOL,… for a bundle of registered tools`)
 	fl.BoolVar(&f.exclusive, "exclusive", false, "the capability owns the turn: only its tools, ask_user, and rag and kb_files with --kb")
@@ -100,7 +102,7 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 	}
 	c, err := agent.Compose(ctx, ws, agent.Composition{
 		Tools: agent.Tools{Capability: f.capability, Exclusive: f.exclusive, Exec: f.exec, Enable: f.enabled,
-			Disable: f.suppressed, KBs: f.kbs, Attach: f.attach},
+			Disable: f.suppressed, Force: f.forced, KBs: f.kbs, Attach: f.attach},
 		Sandbox: mode, Approval: tool.Policy(f.approval), SandboxOptions: f.sandboxOpts,
 		Store: f.st, MCP: f.mcp, WebSearch: f.webSearch, Detect: detectSandbox, Log: logw,
 	})
