@@ -257,6 +257,7 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 		logw = io.Discard
 	}
 	offered := addWebSearch(reg, held, c.WebSearch, c.OwnSearch, logw)
+	sub := addTask(reg, &offered)
 	gates := c.gates()
 	maps.Copy(gates, k.Gates())
 	gates[tool.HasDeferredTools] = tool.On(loader != nil)
@@ -273,6 +274,7 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	if loader != nil {
 		loader.bind(out.Set)
 	}
+	sub.Bind(out.Set)
 	return out, nil
 }
 

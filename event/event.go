@@ -40,6 +40,12 @@ const (
 	Warning        Type = "warning"
 	Usage          Type = "usage"
 	Context        Type = "context"
+	// Subagent carries an event of a child turn (a sub-agent run by the
+	// task tool) in Sub, on the parent's stream: CallID is the parent's
+	// call that runs the child, Depth the child's depth (1 for a child of
+	// the top turn). A consumer that does not show children skips it; the
+	// child's own thread and turn ids are on Sub.
+	Subagent Type = "subagent"
 )
 
 // Warning codes.
@@ -104,6 +110,10 @@ type Event struct {
 
 	// Context is the budget report of the Context event.
 	Context *ContextReport `json:"context,omitempty"`
+
+	// Sub is the child's event a Subagent event carries; Depth its depth.
+	Sub   *Event `json:"sub,omitempty"`
+	Depth int    `json:"depth,omitempty"`
 }
 
 // TurnSummary is the outcome carried by TurnCompleted.
