@@ -194,17 +194,22 @@ func (s *Store) SearchKBVectors(ctx context.Context, name string, vec []float32,
 		return nil, fmt.Errorf("store: search %s: %w", name, err)
 	}
 	defer rows.Close()
+	qv := make([]float32, len(q)/4)
+	for i := range qv {
+		qv[i] = math.Float32frombits(binary.LittleEndian.Uint32(q[4*i:]))
+	}
 	best := &nearest{}
 	for rows.Next() {
 		var id int64
-		var blob []byte
+		// RawBytes: the vector is read in place, not copied per row.
+		var blob sql.RawBytes
 		if err := rows.Scan(&id, &blob); err != nil {
 			return nil, fmt.Errorf("store: search %s: %w", name, err)
 		}
 		if len(blob) != len(q) {
 			return nil, fmt.Errorf("store: search %s: the query has %d dimensions, the base's vectors %d: %w", name, len(q)/4, len(blob)/4, ErrDims)
 		}
-		score := dot(q, blob)
+		score := dot(qv, blob)
 		if best.Len() < limit {
 			heap.Push(best, hit{id, score})
 		} else if score > (*best)[0].score {
@@ -232,15 +237,15 @@ func (s *Store) SearchKBVectors(ctx context.Context, name string, vec []float32,
 	return out, nil
 }
 
-// dot is the dot product of two float32 little-endian vectors of one length.
-func dot(a, b []byte) float64 {
-	var s float64
-	for i := 0; i+4 <= len(a); i += 4 {
-		x := math.Float32frombits(binary.LittleEndian.Uint32(a[i:]))
-		y := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
-		s += float64(x) * float64(y)
+// dot is the dot product of q and a float32 little-endian vector of its
+// length.
+func dot(q []float32, b []byte) float64 {
+	var s float32
+	b = b[:4*len(q)]
+	for i, x := range q {
+		s += x * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	return s
+	return float64(s)
 }
 
 type hit struct {
