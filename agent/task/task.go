@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
@@ -38,6 +39,9 @@ const DefaultMaxDepth = 1
 // MaxRounds is the most rounds a child may ask for; the parent's rounds
 // left bound it too.
 const MaxRounds = 20
+
+// Timeout is the deadline of one task call: a whole child turn.
+const Timeout = 30 * time.Minute
 
 // maxPrompt bounds the task text handed to a child.
 const maxPrompt = 32 << 10
@@ -100,6 +104,11 @@ func (t *Tool) Spec() tool.Spec {
 		Schema: schema,
 		// Exclusive unless Keys finds the child read-only.
 		Access: tool.Exclusive,
+		// A child runs rounds of its own, each a model call and its
+		// tools: the dispatcher's default deadline for one tool call is
+		// too short. The parent's time budget, when it has one, still
+		// bounds the child (Left.Time).
+		Timeout: Timeout,
 	}
 }
 
