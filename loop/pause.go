@@ -60,7 +60,15 @@ func (r *run) pause(res roundResult) (*Outcome, error) {
 		queue = append(queue, Pause{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, CallID: c.ID, Tool: c.Name, Kind: tool.PauseApproval, Args: c.Args})
 	}
 	if pr := res.batch.Pause; pr != nil {
+		var args string
+		if pr.Pause.Resume != nil && pr.Pause.Kind == tool.PauseApproval {
+			// A tool's own approval (a sub-agent's call): what the user
+			// approves is in its payload, which the clients that show a
+			// call's arguments show then.
+			args = string(pr.Pause.Payload)
+		}
 		queue = append(queue, Pause{
+			Args:      args,
 			ThreadID:  r.st.ThreadID,
 			TurnID:    r.st.TurnID,
 			CallID:    pr.CallID,

@@ -41,7 +41,10 @@ func (r *run) resumeTool(p *Pause, a Answer) (llm.Result, *Pause) {
 	case out.Pause != nil:
 		next := *p
 		next.Kind, next.Intro, next.Questions = out.Pause.Kind, out.Pause.Intro, out.Pause.Questions
-		next.Payload, next.Resume = out.Pause.Payload, out.Pause.Resume
+		next.Payload, next.Resume, next.Args = out.Pause.Payload, out.Pause.Resume, ""
+		if next.Kind == tool.PauseApproval {
+			next.Args = string(next.Payload)
+		}
 		if next.Resume == nil {
 			return fail(fmt.Sprintf("%s paused again without a state to resume from; carry on without its result", p.Tool))
 		}

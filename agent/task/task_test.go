@@ -366,7 +366,7 @@ func TestAChildsApprovalPausesTheParentAndTheAnswerResumesTheChild(t *testing.T)
 			req = &e
 		}
 	}
-	if req == nil || req.Pause == nil || !strings.Contains(string(req.Pause.Payload), "deploy") || req.Pause.Resume != nil {
+	if req == nil || req.Pause == nil || !strings.Contains(string(req.Pause.Payload), "deploy") || req.Pause.Resume != nil || !strings.Contains(req.Args, `"tool":"deploy"`) {
 		t.Fatalf("pause_requested shows %+v", req)
 	}
 	// Through JSON, as the store keeps a paused turn.
@@ -566,7 +566,34 @@ func TestDepthLimit(t *testing.T) {
 			t.Error("no grandchild event nested in a child's subagent event at depth 2")
 		}
 	})
-	t.Run("a call from beyond the limit is refused", func(t *testing.T) {
+	t.Run("a child that calls task anyway is refused", func(t *testing.T) {
+		// A probe in the child calls the task tool with the child's own
+		// call context: depth 1, at the limit.
+		const prompt = "probe"
+		m := newLanes(
+			[]scripted.Round{{Calls: []scripted.Call{taskCall("t1", prompt, nil)}}, {Text: "ok"}},
+			map[string][]scripted.Round{prompt: {{Calls: []scripted.Call{{ID: "p1", Name: "probe", Args: map[string]any{}}}}, {Text: "probed"}}},
+		)
+		tk := task.New(task.Options{})
+		var refusal string
+		probe := &fakeTool{spec: tool.Spec{Name: "probe", Access: tool.ReadOnly}, run: func(ctx context.Context, _ tool.Call) (tool.Output, error) {
+			out, err := tk.Run(ctx, tool.Call{ID: "x", Name: task.Name, Args: json.RawMessage(`{"description":"d","prompt":"deeper"}`)})
+			if err != nil || !out.Failed {
+				t.Errorf("a task call at depth 1: %+v %v", out, err)
+			}
+			refusal = out.Text
+			return tool.Output{Text: "done"}, nil
+		}}
+		eng, _ := loop.New(loop.Options{Model: m, Tools: bound(tool.NewSet(probe, tk), tk)})
+		if _, err := eng.Run(t.Context(), loop.Turn{ThreadID: "th", Input: []llm.Item{llm.UserText("go")}}); err != nil {
+			t.Fatal(err)
+		}
+		m.verify(t)
+		if !strings.Contains(refusal, "nest at most 1 deep") {
+			t.Errorf("refusal %q", refusal)
+		}
+	})
+	t.Run("outside a turn of the engine it refuses", func(t *testing.T) {
 		tk := task.New(task.Options{})
 		out, err := tk.Run(t.Context(), tool.Call{ID: "x", Name: task.Name, Args: json.RawMessage(`{"description":"d","prompt":"p"}`)})
 		if err != nil || !out.Failed {
