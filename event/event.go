@@ -42,9 +42,11 @@ const (
 	Context        Type = "context"
 	// Subagent carries an event of a child turn (a sub-agent run by the
 	// task tool) in Sub, on the parent's stream: CallID is the parent's
-	// call that runs the child, Depth the child's depth (1 for a child of
-	// the top turn). A consumer that does not show children skips it; the
-	// child's own thread and turn ids are on Sub.
+	// call that runs the child. A grandchild's event comes wrapped twice
+	// (the child's Subagent event inside the parent's); Depth is the depth
+	// of the turn whose event is innermost (1 for a child of the top turn,
+	// 2 for a grandchild). A consumer that does not show children skips
+	// it; the child's own thread and turn ids are on Sub.
 	Subagent Type = "subagent"
 )
 
