@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reinhq/rein/agent/task"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/store"
@@ -19,6 +20,7 @@ import (
 	"github.com/reinhq/rein/tools/exec"
 	"github.com/reinhq/rein/tools/fs"
 	"github.com/reinhq/rein/tools/github"
+	"github.com/reinhq/rein/tools/kb"
 	"github.com/reinhq/rein/tools/mcp"
 	"github.com/reinhq/rein/tools/web"
 )
@@ -82,6 +84,9 @@ type Composition struct {
 	Detect func() sandbox.Report
 	// Log receives the gates' failures (nil: discarded).
 	Log io.Writer
+	// Embedders give rag the embeddings of the bases that have them (nil:
+	// ProviderEmbedders from the environment and the config file).
+	Embedders kb.Embedders
 }
 
 // Composed is a turn's composed tools and what their prompt is made of.
@@ -239,7 +244,7 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	if c.MCP != nil {
 		out.Offer = c.MCP.Offer(c.Sandbox == sandbox.ModeReadOnly)
 	}
-	k, err := LoadKnowledge(ctx, ws, KnowledgeConfig{Store: c.Store, KBs: c.Tools.KBs, Attach: c.Tools.Attach, Offer: out.Offer, CronScheduled: c.CronScheduled})
+	k, err := LoadKnowledge(ctx, ws, KnowledgeConfig{Store: c.Store, KBs: c.Tools.KBs, Attach: c.Tools.Attach, Offer: out.Offer, CronScheduled: c.CronScheduled, Embedders: c.Embedders})
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +269,8 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	}
 	offered := addWebSearch(reg, held, c.WebSearch, c.OwnSearch, logw)
 	forced := c.Tools.forced()
+	sub := task.New(task.Options{})
+	reg.Add(sub)
 	gates := c.gates()
 	maps.Copy(gates, k.Gates())
 	gates[tool.HasDeferredTools] = tool.On(loader != nil)
@@ -281,6 +288,7 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	if loader != nil {
 		loader.bind(out.Set)
 	}
+	sub.Bind(out.Set)
 	return out, nil
 }
 

@@ -41,6 +41,14 @@ const (
 	Warning        Type = "warning"
 	Usage          Type = "usage"
 	Context        Type = "context"
+	// Subagent carries an event of a child turn (a sub-agent run by the
+	// task tool) in Sub, on the parent's stream: CallID is the parent's
+	// call that runs the child. A grandchild's event comes wrapped twice
+	// (the child's Subagent event inside the parent's); Depth is the depth
+	// of the turn whose event is innermost (1 for a child of the top turn,
+	// 2 for a grandchild). A consumer that does not show children skips
+	// it; the child's own thread and turn ids are on Sub.
+	Subagent Type = "subagent"
 )
 
 // Warning codes.
@@ -109,6 +117,10 @@ type Event struct {
 
 	// Context is the budget report of the Context event.
 	Context *ContextReport `json:"context,omitempty"`
+
+	// Sub is the child's event a Subagent event carries; Depth its depth.
+	Sub   *Event `json:"sub,omitempty"`
+	Depth int    `json:"depth,omitempty"`
 }
 
 // TurnSummary is the outcome carried by TurnCompleted, its status and stop

@@ -38,6 +38,7 @@ const (
 	NotifyUsageUpdated      = "usage/updated"
 	NotifyContextUpdated    = "context/updated"
 	NotifyWarning           = "warning"
+	NotifySubagent          = "subagent/event"
 )
 
 // ClientInfo names the client.
@@ -418,6 +419,35 @@ type TurnTraceParams struct {
 // tool calls; styles and one script inline, nothing fetched).
 type TurnTraceResult struct {
 	HTML string `json:"html"`
+}
+
+// SubagentEvent is the params of subagent/event: what a sub-agent (a
+// child turn run by the task tool) did, under the parent's call that runs
+// it. Its pauses reach the client as the parent's own pause/requested or
+// approval/requested.
+type SubagentEvent struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+	// CallID is the parent's task call; Depth the child's depth (1 for a
+	// child of the turn the client started).
+	CallID string `json:"callId"`
+	Depth  int    `json:"depth"`
+	// ChildThreadID and ChildTurnID name the child's own thread and turn.
+	ChildThreadID string `json:"childThreadId"`
+	ChildTurnID   string `json:"childTurnId"`
+	// Type is the child's event: turn_started, tool_started, result,
+	// warning or turn_completed.
+	Type string `json:"type"`
+	// Name is the tool of tool_started and result.
+	Name string `json:"name,omitempty"`
+	// Status is a result's status, or the child turn's at its end.
+	Status string `json:"status,omitempty"`
+	// Content is a result's text or a warning's message, cut to 2000
+	// characters; the child's answer at turn_completed.
+	Content string `json:"content,omitempty"`
+	// Usage and Cost are the child turn's at turn_completed.
+	Usage *Usage  `json:"usage,omitempty"`
+	Cost  float64 `json:"cost,omitempty"`
 }
 
 // Warning is the params of warning.

@@ -99,6 +99,10 @@ func (n *notifier) handle(e event.Event) {
 			w.Dropped = int64(d)
 		}
 		n.send(protocol.NotifyWarning, w)
+	case event.Subagent:
+		if p, ok := subagentParams(e); ok {
+			n.send(protocol.NotifySubagent, p)
+		}
 	case event.Retry:
 		n.send(protocol.NotifyWarning, protocol.Warning{ThreadID: e.ThreadID, TurnID: e.TurnID, Code: "retry",
 			Message: fmt.Sprintf("retrying the model call (%d of %d): %s", e.Attempt, e.Max, e.Content)})

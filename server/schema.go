@@ -55,6 +55,7 @@ var protocolNotifications = []notificationTypes{
 	{protocol.NotifyUsageUpdated, protocol.UsageUpdated{}, "A round's token usage."},
 	{protocol.NotifyContextUpdated, protocol.ContextUpdated{}, "The context budget of the latest request."},
 	{protocol.NotifyWarning, protocol.Warning{}, "Something the client should know (settlement, retries, dropped notifications)."},
+	{protocol.NotifySubagent, protocol.SubagentEvent{}, "What a sub-agent run by the task tool did, under the parent's call."},
 }
 
 // Schema returns the protocol's JSON Schema, generated from this package's

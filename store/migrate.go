@@ -162,11 +162,24 @@ CREATE TABLE trace_events (
 	PRIMARY KEY (thread, seq)
 );
 `,
+	// 6: embeddings of knowledge bases: the model a base is embedded with,
+	// and each chunk's vector, searched by cosine beside BM25.
+	`
+CREATE TABLE kb_embed (
+	kb    TEXT PRIMARY KEY REFERENCES kbs(name) ON DELETE CASCADE,
+	model TEXT NOT NULL,              -- provider:model of the embeddings endpoint
+	dims  INTEGER NOT NULL DEFAULT 0  -- the vectors' length, 0 until the first
+);
+CREATE TABLE kb_vectors (
+	chunk INTEGER PRIMARY KEY REFERENCES kb_chunks(id) ON DELETE CASCADE,
+	vec   BLOB NOT NULL               -- float32 little-endian, unit length
+);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.

@@ -83,6 +83,8 @@ func (h *human) Handle(e event.Event) {
 	case "sources":
 		// The knowledge seed (tools/kb): what the first message carries.
 		h.line(h.dim("  ⌕ " + e.Content))
+	case event.Subagent:
+		h.subagent(e)
 	case event.PauseRequested:
 		if e.Pause != nil {
 			h.line("")
