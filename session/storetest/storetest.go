@@ -59,6 +59,8 @@ func Run(t *testing.T, h Harness) {
 		{"CrashFreesTheThreadForAnotherHandle", testCrashFreesThread},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			// Each test has a database of its own.
+			t.Parallel()
 			tt.fn(t, h(t))
 		})
 	}
