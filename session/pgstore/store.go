@@ -64,6 +64,9 @@ type Store struct {
 	// lease was granted with. A write of a turn carries it, and the
 	// database refuses a token that is not the turn's current one.
 	held map[string]int64
+	// acq makes one Acquire at a time: the room under MaxRunning is
+	// counted once per batch.
+	acq sync.Mutex
 
 	stop chan struct{}
 	done chan struct{}
