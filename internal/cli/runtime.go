@@ -34,6 +34,9 @@ func (b *serveBackend) runtime(ctx context.Context, logw io.Writer) (sched *sess
 	if b.st != nil {
 		c.Traces = b.st
 	}
+	if b.threads != nil {
+		c.Store, c.Traces = b.threads, b.threads
+	}
 	sched, err = session.New(c)
 	if err != nil {
 		b.close()

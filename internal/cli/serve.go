@@ -21,6 +21,7 @@ import (
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/pgstore"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/tool"
@@ -101,7 +102,7 @@ func newServeCmd() *cobra.Command {
 	fl.BoolVar(&f.stdio, "stdio", false, "serve one connection on stdin and stdout")
 	fl.StringVar(&f.listen, "listen", "", "serve WebSocket connections on ADDR, such as 127.0.0.1:8765")
 	fl.StringVar(&f.token, "token", "", "the bearer token clients must send (required beyond loopback)")
-	fl.StringVar(&f.db, "db", "", dbFlagUsage)
+	fl.StringVar(&f.db, "db", "", dbFlagUsage+"; or a PostgreSQL database, postgres://USER@HOST:PORT/DB, that several servers share (the tools' data stays in this machine's file)")
 	fl.StringVar(&f.model, "model", "", "PROVIDER:MODEL for threads that name none; default: the first provider whose key is set")
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL")
 	fl.StringVar(&f.workspace, "workspace", "", "the workspace of threads that name none (default: the current directory)")
@@ -122,7 +123,14 @@ func newServeCmd() *cobra.Command {
 // config file, read once for every thread the server runs.
 func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) error {
 	ctx := cmd.Context()
-	st, err := openStore(ctx, f.db)
+	threads, db, err := openThreads(ctx, f.db)
+	if err != nil {
+		return err
+	}
+	if threads != nil {
+		defer threads.Close()
+	}
+	st, err := openStore(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -134,7 +142,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	if mcpm != nil {
 		defer mcpm.Close()
 	}
-	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm}
+	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm, threads: threads}
 	sched, stop, err := b.runtime(ctx, cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -208,6 +216,10 @@ type serveBackend struct {
 	// st holds the threads and the tools' data (knowledge, memory, notes,
 	// jobs).
 	st *store.Store
+	// threads, when not nil, holds the threads instead of st: a
+	// PostgreSQL store several servers share (rein serve --db
+	// postgres://…).
+	threads *pgstore.Store
 	// mcp is the MCP servers of the config file, shared by every thread.
 	mcp *mcp.Manager
 	// cronWake wakes serve's scheduler of scheduled messages after a cron

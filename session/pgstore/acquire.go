@@ -49,9 +49,10 @@ const lostInFlight = "aborted: node lost: the rein node running this call stoppe
 // whose lease expired (their node was lost) and the first queued turn of
 // threads with no running or paused turn. Threads are taken with FOR UPDATE
 // SKIP LOCKED, so nodes acquiring at once never take the same turn and
-// never wait on each other. Each taken turn runs under a new lease with a
-// fencing token the lost node's never equals: that node's late writes are
-// refused.
+// never wait on each other; it may take fewer than there are (what another
+// node locked or took meanwhile is passed over), so a node calls it on
+// each poll. Each taken turn runs under a new lease with a fencing token
+// the lost node's never equals: that node's late writes are refused.
 func (s *Store) Acquire(ctx context.Context, n int, readOnly ReadOnly) ([]Taken, error) {
 	s.acq.Lock()
 	defer s.acq.Unlock()

@@ -27,17 +27,7 @@ func (s *Store) Record(ctx context.Context, threadID string, it llm.Item) error 
 	if err != nil {
 		return fmt.Errorf("pgstore: item %s: %w", it.ID, err)
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		n, err := lockThread(ctx, tx, threadID)
-		if err != nil {
-			return err
-		}
-		if err := s.checkFence(ctx, tx, it.TurnID); err != nil {
-			return err
-		}
-		_, err = putItem(ctx, tx, threadID, n, it, parts)
-		return err
-	})
+	return s.record(ctx, &recordOp{threadID: threadID, it: it, parts: parts, fence: s.fence(it.TurnID), done: make(chan error, 1)})
 }
 
 // newID returns a fresh random id such as "item_…".
@@ -76,27 +66,32 @@ func lockThread(ctx context.Context, tx pgx.Tx, threadID string) (int64, error) 
 	return n, nil
 }
 
-// checkFence refuses a write of turnID unless this node holds the turn's
-// current lease, or the turn is not running (a paused turn closed
-// unanswered). The turn's row stays share-locked until the write commits,
-// so a takeover (which changes the token) waits for it: no write of the old
-// lease commits after the new one is granted.
-func (s *Store) checkFence(ctx context.Context, tx pgx.Tx, turnID string) error {
+// checkFence refuses a write of turnID unless the writer holds the turn's
+// current lease (held, 0 for none), or the turn is not running (a paused
+// turn closed unanswered). The turn's row stays share-locked until the
+// write commits, so a takeover (which changes the token) waits for it: no
+// write of the old lease commits after the new one is granted.
+func checkFence(ctx context.Context, tx pgx.Tx, turnID string, held int64) error {
 	if turnID == "" {
 		return nil
 	}
-	held := s.fence(turnID)
 	var status, node string
 	var fence int64
 	err := tx.QueryRow(ctx, `SELECT status, fence, node FROM turns WHERE id = $1 FOR SHARE`, turnID).Scan(&status, &fence, &node)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("pgstore: turn %s: %w", turnID, err)
+	}
+	return fenceErr(turnID, held, err == nil, status, fence, node)
+}
+
+// fenceErr is checkFence's rule, given what the turn's row holds (found is
+// false when there is no row).
+func fenceErr(turnID string, held int64, found bool, status string, fence int64, node string) error {
+	if !found {
 		if held != 0 {
 			return &LeaseLostError{TurnID: turnID, Held: held}
 		}
 		return nil
-	case err != nil:
-		return fmt.Errorf("pgstore: turn %s: %w", turnID, err)
 	}
 	running := status == statusRunning
 	if held != 0 {

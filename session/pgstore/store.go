@@ -68,6 +68,13 @@ type Store struct {
 	// counted once per batch.
 	acq sync.Mutex
 
+	// ops queues Record's items for the writers (batch.go); closing
+	// guards closed against sends on it.
+	ops         chan *recordOp
+	closing     sync.RWMutex
+	closed      bool
+	writersDone sync.WaitGroup
+
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
@@ -106,6 +113,10 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: the database URL: %w", err)
 	}
+	if !strings.Contains(c.URL, "pool_max_conns") && pc.MaxConns < writers+8 {
+		// The batch writers, the heartbeat, claims and reads at once.
+		pc.MaxConns = writers + 8
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: connect: %w", err)
@@ -119,8 +130,12 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{pool: pool, node: c.Node, lease: c.Lease, max: c.MaxRunning, held: make(map[string]int64),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), ops: make(chan *recordOp, maxBatch)}
 	go s.heartbeat()
+	for range writers {
+		s.writersDone.Add(1)
+		go s.writer()
+	}
 	return s, nil
 }
 
@@ -132,6 +147,12 @@ func (s *Store) Node() string { return s.node }
 // process can no longer commit once another node takes it.
 func (s *Store) Close() error {
 	s.once.Do(func() {
+		// The items queued are written first.
+		s.closing.Lock()
+		s.closed = true
+		close(s.ops)
+		s.closing.Unlock()
+		s.writersDone.Wait()
 		close(s.stop)
 		<-s.done
 		s.pool.Close()
