@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -88,9 +89,7 @@ func (s *Store) writer() {
 func (s *Store) commitBatch(batch []*recordOp) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		return s.writeBatch(ctx, tx, batch, errs)
-	})
+	err := s.writeBatch(ctx, batch, errs)
 	if errors.Is(err, errFallback) || (err != nil && len(batch) > 1) {
 		for _, op := range batch {
 			op.done <- s.inTx(ctx, func(tx pgx.Tx) error { return s.recordOne(ctx, tx, op) })
@@ -122,12 +121,30 @@ func (s *Store) recordOne(ctx context.Context, tx pgx.Tx, op *recordOp) error {
 	return err
 }
 
-// writeBatch appends the batch's items in tx: the threads' rows locked in
-// id order (no two batches wait on each other), the turns' leases checked
-// in one read, the items inserted in one statement. An item refused (its
-// lease lost, its thread missing) gets its error in errs and the others go
-// on; an item the batch cannot write returns errFallback.
-func (s *Store) writeBatch(ctx context.Context, tx pgx.Tx, batch []*recordOp, errs []error) error {
+// writeBatch appends the batch's items in one transaction of two round
+// trips: the transaction begun, the threads' rows locked in id order (no
+// two batches wait on each other) and the turns' leases read in the first;
+// the items inserted in one statement, the threads' counts and the steers
+// delivered, and the commit in the second. An item refused (its lease
+// lost, its thread missing) gets its error in errs and the others go on;
+// an item the batch cannot write (an id recorded before) returns
+// errFallback, with nothing written.
+func (s *Store) writeBatch(ctx context.Context, batch []*recordOp, errs []error) (err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: items: %w", err)
+	}
+	defer conn.Release()
+	committed := false
+	defer func() {
+		if !committed {
+			// A failed pipeline leaves its transaction open (or
+			// aborted): end it before the connection goes back.
+			if _, rerr := conn.Exec(context.Background(), `ROLLBACK`); rerr != nil {
+				conn.Conn().Close(context.Background())
+			}
+		}
+	}()
 	var threadIDs, turnIDs []string
 	for _, op := range batch {
 		threadIDs = append(threadIDs, op.threadID)
@@ -139,17 +156,21 @@ func (s *Store) writeBatch(ctx context.Context, tx pgx.Tx, batch []*recordOp, er
 	threadIDs = slices.Compact(threadIDs)
 	// The threads locked and the leases read in one round trip.
 	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
 	b.Queue(`SELECT id, nitems FROM threads WHERE id = ANY($1) ORDER BY id FOR UPDATE`, threadIDs)
 	b.Queue(`SELECT id, status, fence, node FROM turns WHERE id = ANY($1) FOR SHARE`, turnIDs)
-	br := tx.SendBatch(ctx, b)
+	br := conn.SendBatch(ctx, b)
 	nitems := make(map[string]int64, len(threadIDs))
 	type lease struct {
 		status, node string
 		fence        int64
 	}
 	leases := make(map[string]lease, len(turnIDs))
-	err := func() error {
+	err = func() error {
 		defer br.Close()
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
 		rows, err := br.Query()
 		if err != nil {
 			return err
@@ -223,13 +244,15 @@ func (s *Store) writeBatch(ctx context.Context, tx pgx.Tx, batch []*recordOp, er
 	if len(cID) == 0 {
 		return nil
 	}
+	// No ON CONFLICT: an id recorded before fails the statement, the
+	// commit behind it in the pipeline is not run, and the batch goes the
+	// one-by-one way.
 	w := &pgx.Batch{}
 	w.Queue(`
 INSERT INTO items (thread, seq, id, turn, role, origin, pending, parts, created)
 SELECT thread, seq, id, turn, role, origin, pending, parts, $9
 FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[])
-	AS v(thread, seq, id, turn, role, origin, pending, parts)
-ON CONFLICT (thread, id) DO NOTHING`, cThread, cSeq, cID, cTurn, cRole, cOrigin, cPending, cParts, now)
+	AS v(thread, seq, id, turn, role, origin, pending, parts)`, cThread, cSeq, cID, cTurn, cRole, cOrigin, cPending, cParts, now)
 	var uID, uTitle []string
 	var uN []int64
 	for _, id := range threadIDs {
@@ -243,23 +266,23 @@ FROM unnest($1::text[], $2::bigint[], $3::text[]) AS v(id, n, title) WHERE threa
 	if len(steers) > 0 {
 		w.Queue(`UPDATE steers SET delivered = $2 WHERE id = ANY($1) AND delivered IS NULL`, steers, now)
 	}
-	// The items, the threads' counts and the steers delivered in one
-	// round trip.
-	wr := tx.SendBatch(ctx, w)
+	w.Queue(`COMMIT`)
+	// The items, the threads' counts, the steers delivered and the commit
+	// in one round trip.
+	wr := conn.SendBatch(ctx, w)
 	defer wr.Close()
-	tag, err := wr.Exec()
-	if err != nil {
-		return fmt.Errorf("pgstore: items: %w", err)
-	}
-	if tag.RowsAffected() != int64(len(cID)) {
-		// An id recorded before: a placeholder's answer, or a refusal the
-		// one-by-one path words.
-		return errFallback
-	}
-	for range w.Len() - 1 {
+	for range w.Len() {
 		if _, err := wr.Exec(); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "23505" {
+				return errFallback
+			}
 			return fmt.Errorf("pgstore: items: %w", err)
 		}
 	}
-	return wr.Close()
+	if err := wr.Close(); err != nil {
+		return fmt.Errorf("pgstore: items: %w", err)
+	}
+	committed = true
+	return nil
 }
