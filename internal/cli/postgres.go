@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -69,4 +70,23 @@ func postgresReport(ctx context.Context, db string) (line string, ok bool) {
 		return fmt.Sprintf("%s: schema version %d (rein serve upgrades it to %d)", redactedURL(u), v, pgstore.SchemaVersion), true
 	}
 	return fmt.Sprintf("%s: schema version %d", redactedURL(u), v), true
+}
+
+// storedTrace reads the trace events kept for thread, from the PostgreSQL
+// thread store when db (or $REIN_DB) names one, else from the file.
+func storedTrace(ctx context.Context, db, thread string) ([]json.RawMessage, error) {
+	if u, ok := postgresURL(db); ok {
+		s, err := pgstore.Open(ctx, pgstore.Config{URL: u})
+		if err != nil {
+			return nil, usageError(fmt.Errorf("the thread store %s: %w", redactedURL(u), err))
+		}
+		defer s.Close()
+		return s.Trace(ctx, thread)
+	}
+	st, err := openStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Trace(ctx, thread)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/internal/servicetest"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/pgstore"
@@ -72,6 +73,11 @@ func TestServeKeepsThreadsInPostgres(t *testing.T) {
 	}
 	if n := len(snap.Items); n < 2 || snap.Items[n-1].Text() != "stored in postgres" {
 		t.Errorf("stored items %+v", snap.Items)
+	}
+	// Its trace is there too, for rein trace --db postgres://….
+	evs, err := storedEvents(context.Background(), url, th["id"].(string))
+	if err != nil || len(evs) == 0 || evs[len(evs)-1].Type != event.TurnCompleted {
+		t.Errorf("the stored trace: %d events, %v", len(evs), err)
 	}
 }
 
