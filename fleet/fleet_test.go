@@ -59,15 +59,16 @@ type node struct {
 	next  int
 }
 
-// start starts a node on the database at url whose model plays script.
-func start(t *testing.T, name, url, script string) *node {
+// start starts a node on the database at url, its live events relayed by
+// the Redis at redis, whose model plays script.
+func start(t *testing.T, name, url, redis, script string) *node {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "script.yaml")
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(rein(t), "serve", "--stdio", "--db", url, "--workspace", dir, "--model", "scripted:"+path)
+	cmd := exec.Command(rein(t), "serve", "--stdio", "--db", url, "--redis", redis, "--workspace", dir, "--model", "scripted:"+path)
 	cmd.Env = []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "XDG_DATA_HOME=" + filepath.Join(dir, "data"), "PATH=" + os.Getenv("PATH")}
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -169,21 +170,32 @@ func (n *node) turn(thread, text string) map[string]any {
 }
 
 // Three nodes on one database serve one thread in turn: a turn started on
-// one, the next on another; a node killed with SIGKILL in the middle of a
+// one, the next on another, each seen live by a client of another node; a
+// node killed with SIGKILL in the middle of a
 // turn frees the thread within its lease, and the turn it was running is
 // closed as cut (its items kept, a marker for the model) when another node
 // goes on with the thread. No turn runs on two nodes at once: while the
 // killed node's lease lives, the others are refused.
 func TestFleetServesAThreadFromAnyNodeAndSurvivesAKill(t *testing.T) {
 	url := servicetest.Postgres(t)
-	a := start(t, "a", url, "rounds:\n  - text: first\n  - text: after the kill\n")
-	b := start(t, "b", url, "rounds:\n  - text: second\n")
+	redis, _ := servicetest.Redis(t)
+	a := start(t, "a", url, redis, "rounds:\n  - text: first\n  - text: after the kill\n")
+	b := start(t, "b", url, redis, "rounds:\n  - text: second\n")
 	// c streams its answer slowly, so the kill lands mid-turn.
-	c := start(t, "c", url, "rounds:\n  - text: \""+strings.Repeat("slow ", 200)+"\"\n    chunk: 5\n    delay: 100ms\n")
+	c := start(t, "c", url, redis, "rounds:\n  - text: \""+strings.Repeat("slow ", 200)+"\"\n    chunk: 5\n    delay: 100ms\n")
 
 	th := a.call("thread/start", map[string]any{})["thread"].(map[string]any)["id"].(string)
-	if got := a.turn(th, "one"); got["status"] != "completed" || got["answer"] != "first" {
+	// A client of node b watches the thread: it sees node a's turn end.
+	b.call("thread/resume", map[string]any{"threadId": th})
+	got := a.turn(th, "one")
+	if got["status"] != "completed" || got["answer"] != "first" {
 		t.Fatalf("node a's turn ended %v", got)
+	}
+	seen := b.wait(func(m map[string]any) bool {
+		return m["method"] == "turn/completed" && m["params"].(map[string]any)["turn"].(map[string]any)["id"] == got["id"]
+	})
+	if ans := seen["params"].(map[string]any)["turn"].(map[string]any)["answer"]; ans != "first" {
+		t.Errorf("node b's client saw node a's turn end with %v", ans)
 	}
 	if got := b.turn(th, "two"); got["status"] != "completed" || got["answer"] != "second" {
 		t.Fatalf("node b's turn on the same thread ended %v", got)

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 
+	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/pgstore"
+	"github.com/reinhq/rein/session/redisrelay"
 	"github.com/reinhq/rein/store"
 )
 
@@ -89,4 +92,63 @@ func storedTrace(ctx context.Context, db, thread string) ([]json.RawMessage, err
 	}
 	defer st.Close()
 	return st.Trace(ctx, thread)
+}
+
+// envRedis names the Redis that carries live events between servers.
+const envRedis = "REIN_REDIS"
+
+// openRelay connects to the Redis that carries live events between the
+// servers sharing threads (--redis, else $REIN_REDIS); nil when none is
+// named. It needs threads in PostgreSQL: a file is one server's.
+func openRelay(ctx context.Context, addr string, threads *pgstore.Store) (*redisrelay.Relay, error) {
+	if addr == "" {
+		addr = os.Getenv(envRedis)
+	}
+	if addr == "" {
+		return nil, nil
+	}
+	if threads == nil {
+		return nil, usageError(fmt.Errorf("--redis relays events between servers sharing a PostgreSQL store: give --db postgres://… too"))
+	}
+	r, err := redisrelay.Open(ctx, redisrelay.Config{Addr: addr, Node: threads.Node()})
+	if err != nil {
+		return nil, usageError(err)
+	}
+	return r, nil
+}
+
+// relayTo hands the other servers' live events to sched's subscribers
+// until the returned stop is called; a relay that stops on its own says
+// why on logw.
+func (b *serveBackend) relayTo(sched *session.Scheduler, logw io.Writer) (stop func()) {
+	if b.relay == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := b.relay.Run(ctx, sched.Relay); err != nil {
+			fmt.Fprintln(logw, "rein: live events from other servers stopped:", err)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// redisReport says whether the Redis of --redis or $REIN_REDIS answers;
+// "" when none is named.
+func redisReport(ctx context.Context, addr string) (line string, ok bool) {
+	if addr == "" {
+		addr = os.Getenv(envRedis)
+	}
+	if addr == "" {
+		return "", true
+	}
+	if err := redisrelay.Ping(ctx, addr); err != nil {
+		return fmt.Sprintf("%s: does not answer: %v", addr, err), false
+	}
+	return addr + ": answers (live events between servers)", true
 }

@@ -109,6 +109,24 @@ func TestDoctorChecksPostgres(t *testing.T) {
 	if strings.Contains(stdout, "secret-pw") {
 		t.Errorf("doctor printed the database password:\n%s", stdout)
 	}
+	addr, _ := servicetest.Redis(t)
+	code, stdout, _ = runMain(t, context.Background(), "doctor", "--redis", addr)
+	if line := doctorLine(stdout, "redis"); code != ExitCompleted || !strings.Contains(line, "answers") {
+		t.Errorf("exit %d, redis line %q:\n%s", code, line, stdout)
+	}
+	code, stdout, _ = runMain(t, context.Background(), "doctor", "--redis", "127.0.0.1:1")
+	if line := doctorLine(stdout, "redis"); code != ExitFailed || !strings.Contains(line, "does not answer") {
+		t.Errorf("exit %d, redis line %q for a Redis that does not answer:\n%s", code, line, stdout)
+	}
+}
+
+// --redis relays events between servers sharing a PostgreSQL store; with
+// threads in a file it is refused, saying what it needs.
+func TestServeRefusesRedisWithoutPostgres(t *testing.T) {
+	_, err := openRelay(context.Background(), "127.0.0.1:6379", nil)
+	if err == nil || !strings.Contains(err.Error(), "postgres://") {
+		t.Errorf("openRelay without PostgreSQL: %v", err)
+	}
 }
 
 // A command that keeps threads in a file refuses a PostgreSQL URL rather

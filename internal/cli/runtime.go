@@ -37,13 +37,18 @@ func (b *serveBackend) runtime(ctx context.Context, logw io.Writer) (sched *sess
 	if b.threads != nil {
 		c.Store, c.Traces = b.threads, b.threads
 	}
+	if b.relay != nil {
+		c.Events = b.relay
+	}
 	sched, err = session.New(c)
 	if err != nil {
 		b.close()
 		b.shutdown(logw)
 		return nil, nil, err
 	}
+	stopRelay := b.relayTo(sched, logw)
 	return sched, func() {
+		stopRelay()
 		// Closing the scheduler interrupts a turn still running and waits
 		// for it (its end and trace are stored); then no run uses a
 		// workspace or an exporter any more.

@@ -22,6 +22,7 @@ import (
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/pgstore"
+	"github.com/reinhq/rein/session/redisrelay"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/tool"
@@ -53,6 +54,9 @@ type serveFlags struct {
 	// kbs are the knowledge bases every thread's turns attach: rag and
 	// kb_files, and the seed of each turn's first message.
 	kbs []string
+	// redis is the Redis address live events travel between nodes by
+	// (--redis, else $REIN_REDIS); threads in PostgreSQL only.
+	redis string
 }
 
 func newServeCmd() *cobra.Command {
@@ -114,6 +118,7 @@ func newServeCmd() *cobra.Command {
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, "the exploration budget of threads that name none")
 	fl.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "a Host name (NAME or NAME:PORT) to answer besides loopback ones, such as the name a proxy forwards; repeatable")
 	fl.StringArrayVar(&f.kbs, "kb", nil, "attach the knowledge base NAME to every thread (mounts rag and kb_files, seeds each turn); repeatable")
+	fl.StringVar(&f.redis, "redis", "", "HOST:PORT of the Redis that carries live events between servers sharing a PostgreSQL --db (default $"+envRedis+")")
 	fl.StringArrayVar(&f.allowedOrigins, "allowed-origin", nil, "an origin (scheme://host[:port]) whose web pages may connect besides the server's own; repeatable")
 	return cmd
 }
@@ -142,7 +147,14 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	if mcpm != nil {
 		defer mcpm.Close()
 	}
-	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm, threads: threads}
+	relay, err := openRelay(ctx, f.redis, threads)
+	if err != nil {
+		return err
+	}
+	if relay != nil {
+		defer relay.Close()
+	}
+	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm, threads: threads, relay: relay}
 	sched, stop, err := b.runtime(ctx, cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -220,6 +232,9 @@ type serveBackend struct {
 	// PostgreSQL store several servers share (rein serve --db
 	// postgres://…).
 	threads *pgstore.Store
+	// relay, when not nil, carries live events between the servers
+	// sharing threads.
+	relay *redisrelay.Relay
 	// mcp is the MCP servers of the config file, shared by every thread.
 	mcp *mcp.Manager
 	// cronWake wakes serve's scheduler of scheduled messages after a cron
