@@ -32,6 +32,14 @@ type RuntimeConfig struct {
 	// (knowledge, memory, notes, jobs); nil leaves the store's tools out
 	// (their gates fail closed) and Scheduler refuses to start.
 	Store *store.Store
+	// Threads, when not nil, holds the threads, turns and items instead
+	// of Store (which keeps the tools' data): a store several servers
+	// share, such as PostgreSQL. It keeps the traces too when it is a
+	// session.TraceStore.
+	Threads session.Store
+	// Events, when not nil, receives the events of every run, whichever
+	// door started it: a relay to the other servers sharing Threads.
+	Events event.Handler
 	// File is the config file, read once: the providers, the [sandbox]
 	// table of every workspace and runner, [web_search] and [stream]. nil
 	// keeps the defaults.
@@ -135,7 +143,14 @@ func (r *Runtime) Session() (session.Config, error) {
 	if r.c.Store == nil {
 		return session.Config{}, errors.New("agent: the runtime has no store; give RuntimeConfig.Store")
 	}
-	return session.Config{Store: session.NewSQLStore(r.c.Store), Setup: r.Setup, Input: r.Seed, Traces: r.c.Store}, nil
+	c := session.Config{Store: session.NewSQLStore(r.c.Store), Setup: r.Setup, Input: r.Seed, Traces: r.c.Store, Events: r.c.Events}
+	if r.c.Threads != nil {
+		c.Store, c.Traces = r.c.Threads, nil
+		if ts, ok := r.c.Threads.(session.TraceStore); ok {
+			c.Traces = ts
+		}
+	}
+	return c, nil
 }
 
 // settings are the settings a thread's runs use: its own, with the

@@ -32,7 +32,9 @@ func (b *serveBackend) runtime(ctx context.Context, logw io.Writer) (sched *sess
 		b.shutdown(logw)
 		return nil, nil, err
 	}
+	stopRelay := b.relayTo(sched, logw)
 	return sched, func() {
+		stopRelay()
 		// Closing the scheduler interrupts a turn still running and waits
 		// for it (its end and trace are stored); then no run uses a
 		// workspace or an exporter any more.

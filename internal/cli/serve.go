@@ -15,6 +15,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/protocol"
@@ -23,6 +24,8 @@ import (
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/pgstore"
+	"github.com/reinhq/rein/session/redisrelay"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/tool"
@@ -53,6 +56,9 @@ type serveFlags struct {
 	// kbs are the knowledge bases every thread's turns attach: rag and
 	// kb_files, and the seed of each turn's first message.
 	kbs []string
+	// redis is the Redis address live events travel between nodes by
+	// (--redis, else $REIN_REDIS); threads in PostgreSQL only.
+	redis string
 }
 
 func newServeCmd() *cobra.Command {
@@ -102,7 +108,7 @@ func newServeCmd() *cobra.Command {
 	fl.BoolVar(&f.stdio, "stdio", false, "serve one connection on stdin and stdout")
 	fl.StringVar(&f.listen, "listen", "", "serve WebSocket connections on ADDR, such as 127.0.0.1:8765")
 	fl.StringVar(&f.token, "token", "", "the bearer token clients must send (required beyond loopback)")
-	fl.StringVar(&f.db, "db", "", dbFlagUsage)
+	fl.StringVar(&f.db, "db", "", dbFlagUsage+"; or a PostgreSQL database, postgres://USER@HOST:PORT/DB, that several servers share (the tools' data stays in this machine's file)")
 	fl.StringVar(&f.model, "model", "", "PROVIDER:MODEL for threads that name none; default: the first provider whose key is set")
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL")
 	fl.StringVar(&f.workspace, "workspace", "", "the workspace of threads that name none (default: the current directory)")
@@ -114,6 +120,7 @@ func newServeCmd() *cobra.Command {
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, "the exploration budget of threads that name none")
 	fl.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "a Host name (NAME or NAME:PORT) to answer besides loopback ones, such as the name a proxy forwards; repeatable")
 	fl.StringArrayVar(&f.kbs, "kb", nil, "attach the knowledge base NAME to every thread (mounts rag and kb_files, seeds each turn); repeatable")
+	fl.StringVar(&f.redis, "redis", "", "HOST:PORT of the Redis that carries live events between servers sharing a PostgreSQL --db (default $"+envRedis+")")
 	fl.StringArrayVar(&f.allowedOrigins, "allowed-origin", nil, "an origin (scheme://host[:port]) whose web pages may connect besides the server's own; repeatable")
 	return cmd
 }
@@ -123,7 +130,14 @@ func newServeCmd() *cobra.Command {
 // config file, read once for every thread the server runs.
 func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) error {
 	ctx := cmd.Context()
-	st, err := openStore(ctx, f.db)
+	threads, db, err := openThreads(ctx, f.db)
+	if err != nil {
+		return err
+	}
+	if threads != nil {
+		defer threads.Close()
+	}
+	st, err := openStore(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -135,7 +149,14 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	if mcpm != nil {
 		defer mcpm.Close()
 	}
-	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm}
+	relay, err := openRelay(ctx, f.redis, threads)
+	if err != nil {
+		return err
+	}
+	if relay != nil {
+		defer relay.Close()
+	}
+	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm, threads: threads, relay: relay}
 	sched, stop, err := b.runtime(ctx, cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -208,6 +229,13 @@ type serveBackend struct {
 	// st holds the threads and the tools' data (knowledge, memory, notes,
 	// jobs).
 	st *store.Store
+	// threads, when not nil, holds the threads instead of st: a
+	// PostgreSQL store several servers share (rein serve --db
+	// postgres://…).
+	threads *pgstore.Store
+	// relay, when not nil, carries live events between the servers
+	// sharing threads.
+	relay *redisrelay.Relay
 	// mcp is the MCP servers of the config file, shared by every thread.
 	mcp *mcp.Manager
 	// cronWake wakes serve's scheduler of scheduled messages after a cron
@@ -238,6 +266,7 @@ func (b *serveBackend) agent() *agent.Runtime {
 			Store: b.st, File: b.cfg, Defaults: defaults, MaxSandbox: f.sandbox, Tools: tools, Base: b.base,
 			Provider: provider.Config{BaseURL: f.baseURL, NoStream: b.noStream, Request: f.request, Warn: warnTo(b.logw)},
 			MCP:      b.mcp, Export: b.export, Log: b.logw,
+			Threads: b.threadStore(), Events: b.relayHandler(),
 			// Read when a job is added: serve sets it once its cron
 			// scheduler exists, before any turn runs.
 			CronScheduled: func() {
@@ -249,6 +278,25 @@ func (b *serveBackend) agent() *agent.Runtime {
 		})
 	})
 	return b.rt
+}
+
+// threadStore is the store several servers share (--db postgres://…),
+// or nil: the runtime keeps threads in st. (A nil *pgstore.Store must not
+// become a non-nil session.Store.)
+func (b *serveBackend) threadStore() session.Store {
+	if b.threads == nil {
+		return nil
+	}
+	return b.threads
+}
+
+// relayHandler is the relay that carries live events to the other
+// servers, or nil.
+func (b *serveBackend) relayHandler() event.Handler {
+	if b.relay == nil {
+		return nil
+	}
+	return b.relay
 }
 
 func errSuffix(err error) string {

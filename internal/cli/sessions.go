@@ -25,6 +25,9 @@ const dbFlagUsage = "the thread store (default $" + store.EnvPath + ", else $XDG
 // openStore opens the store at path (the --db flag; "" for the default),
 // as a usage error when it cannot: rein cannot keep threads there.
 func openStore(ctx context.Context, path string) (*store.Store, error) {
+	if url, ok := postgresURL(path); ok {
+		return nil, usageError(fmt.Errorf("%s is a PostgreSQL store: rein serve and rein doctor use one; this command keeps threads in a file: pass --db FILE", redactedURL(url)))
+	}
 	st, err := store.Open(ctx, path)
 	if err != nil {
 		return nil, usageError(fmt.Errorf("%w (choose another file with --db or %s)", err, store.EnvPath))

@@ -194,12 +194,7 @@ func shutdownExport(x *telemetry.Export, stderr io.Writer) {
 
 // storedEvents reads the events rein kept for thread.
 func storedEvents(ctx context.Context, db, thread string) ([]event.Event, error) {
-	st, err := openStore(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	raw, err := st.Trace(ctx, thread)
+	raw, err := storedTrace(ctx, db, thread)
 	if err != nil {
 		return nil, err
 	}
