@@ -77,6 +77,15 @@ type ThreadInfo struct {
 	Turns   int
 	// Running says a turn of the thread is in progress.
 	Running bool
+	// Workspace is the directory the thread's turns run in; /threads
+	// lists the current workspace's threads.
+	Workspace string
+	// Model is the thread's model, as provider:model.
+	Model string
+	// Usage and Cost add up the thread's finished turns, for a resumed
+	// thread's footer and /cost.
+	Usage llm.Usage
+	Cost  float64
 }
 
 // Errors of a Backend. Implementations wrap them, so test with errors.Is.

@@ -79,6 +79,8 @@ func (m *Model) apply(e event.Event) {
 		m.itemAdded(e.Item)
 	case event.PauseRequested:
 		m.pause = newPauseCard(e)
+		m.pause.diff = m.proposedDiff(e.Name, e.Args)
+		m.expanded = false
 		m.status = statusPaused
 		if c := m.live.card(e.CallID); c != nil {
 			c.state = cardWaitingUser
@@ -94,7 +96,7 @@ func (m *Model) apply(e event.Event) {
 		if e.Status != "" {
 			what = strings.ReplaceAll(e.Status, "_", " ")
 		}
-		m.commit(s.dim.Render(fmt.Sprintf("  ↳ %s %s: %s", e.Name, what, shorten(oneLine(e.Content), max(20, m.width-20)))))
+		m.commit(s.dim.Render(fmt.Sprintf("  ↳ %s %s: %s", e.Name, what, shorten(oneLine(withoutDirectives(e.Content)), max(20, m.width-20)))))
 	case event.Retry:
 		m.commit(s.dim.Render(fmt.Sprintf("  ↻ reconnecting %d/%d: %s", e.Attempt, e.Max, e.Content)))
 	case event.Warning:
@@ -123,10 +125,9 @@ func (m *Model) itemAdded(it *llm.Item) {
 	case llm.OriginInput:
 		// Steered input the turn did not read starts the next turn under
 		// its own id; it is no longer pending.
+		// (Queued texts leave the chat's queue as it starts them.)
 		if i := slices.IndexFunc(m.steers, func(p pendingSteer) bool { return p.id != "" && p.id == it.ID }); i >= 0 {
 			m.steers = slices.Delete(m.steers, i, i+1)
-		} else if i := slices.Index(m.queued, text); i >= 0 {
-			m.queued = slices.Delete(m.queued, i, i+1)
 		}
 		m.commit(s.user.Render("› " + text))
 	case llm.OriginSteer:
@@ -165,6 +166,9 @@ func (m *Model) commitRound(role string, answerVisible bool) {
 	}
 	for _, c := range m.live.cards {
 		parts = append(parts, c.render(m.now(), s, m.width))
+		if c.folded() {
+			m.folded = c.diff
+		}
 	}
 	m.commit(strings.Join(parts, "\n"))
 	m.live.reset()
@@ -214,6 +218,17 @@ func (m *Model) turnCompleted(e event.Event) {
 	m.turnID, m.round, m.pause = "", 0, nil
 	m.status, m.last = statusIdle, status
 	m.lastEsc = time.Time{}
+	m.used = true
+	if status != "completed" && len(m.queued) > 0 {
+		// The queue waits for the user after a turn that did not end
+		// well: an interrupt, a failure.
+		m.held = true
+	}
+	if m.held && len(m.queued) > 0 {
+		m.commit(s.dim.Render(fmt.Sprintf("  ⏸ %s waiting: Enter on an empty line sends the next, or type a message", plural(len(m.queued), "queued turn"))))
+		return
+	}
+	m.startQueued()
 }
 
 // contextReport renders a context budget for the footer: used of the

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/sandbox"
 )
 
 // Options configure the chat.
@@ -21,6 +22,30 @@ type Options struct {
 	Thread string
 	// Now returns the current time (tests); default time.Now.
 	Now func() time.Time
+	// Workspace is the chat's workspace, read through the sandbox (its
+	// deny list holds): @ completes its paths, and the approval box diffs
+	// a write against the file. Nil completes nothing and diffs only what
+	// the call carries.
+	Workspace *sandbox.Workspace
+	// History is the workspace's input history, recalled with Up and
+	// Down; nil remembers only this chat's inputs.
+	History *History
+	// Models are the configured models /model offers, as provider:model.
+	Models []string
+	// SetModel switches the thread's model for its next turns; nil makes
+	// /model say it cannot switch.
+	SetModel func(ctx context.Context, threadID, model string) error
+	// Undo reverts the files the thread's last turn that changed files
+	// wrote and says what it did; nil makes /undo say it is not available.
+	Undo func(ctx context.Context, threadID string) (string, error)
+	// Changes is what the thread changed in the workspace, as a unified
+	// diff (/diff); nil makes /diff say it is not available.
+	Changes func(ctx context.Context, threadID string) (string, error)
+	// MCP describes the MCP servers and their tools (/mcp); nil says none
+	// are configured.
+	MCP func(ctx context.Context) string
+	// Command is how the resume hint names the program; default "rein".
+	Command string
 }
 
 // status is what the footer says the thread is doing.
@@ -47,8 +72,15 @@ type Model struct {
 	sub    Subscription
 	// reading is the subscription a read is in flight for.
 	reading Subscription
-	input   textinput.Model
-	width   int
+	input   textarea.Model
+	// recall walks the input history with Up and Down.
+	recall recall
+	// menu is the completion menu open under the input line (slash
+	// commands or workspace paths), nil when closed.
+	menu *menu
+	// walked is the workspace listing @ completes from.
+	walked *pathCache
+	width  int
 	height  int
 
 	status status
@@ -70,6 +102,19 @@ type Model struct {
 	// lastEsc is when Esc was pressed while a tool ran (the double-Esc
 	// rule); zero when not armed.
 	lastEsc time.Time
+	// lastCtrlC is when Ctrl-C interrupted a turn: a second one within
+	// doubleCtrlC quits.
+	lastCtrlC time.Time
+	// held says the queue waits for the user: the turn before it was
+	// interrupted, so the queued texts start only when the user sends or
+	// confirms with Enter on an empty line.
+	held bool
+	// used says the thread has turns, so quitting prints how to resume it.
+	used bool
+	// expanded shows the approval box's diff whole; folded keeps the last
+	// long diff the transcript showed folded, for Ctrl-O to print whole.
+	expanded bool
+	folded   string
 	// notice is a one-line hint under the live area, cleared by the next
 	// key.
 	notice string
@@ -82,6 +127,8 @@ type Model struct {
 	printing   bool
 	ticking    bool
 	quitting   bool
+	// clear asks the next update to clear the screen (/clear).
+	clear bool
 
 	md markdown
 }
@@ -133,14 +180,8 @@ func New(ctx context.Context, be Backend, opts Options) (*Model, error) {
 	if m.now == nil {
 		m.now = time.Now
 	}
-	m.input = textinput.New()
-	m.input.Prompt = "› "
-	m.input.Placeholder = "ask anything · /help"
-	st := m.input.Styles()
-	st.Cursor.Blink = false
-	m.input.SetStyles(st)
-	m.input.Focus()
-	m.input.SetWidth(m.width - 3)
+	m.input = newInput(m.width)
+	m.recall.reset(opts.History.Entries())
 
 	var history []llm.Item
 	var err error
@@ -152,6 +193,8 @@ func New(ctx context.Context, be Backend, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tui: open thread: %w", err)
 	}
+	m.used = m.thread.Turns > 0
+	m.usage.before, m.usage.beforeCost = m.thread.Usage, m.thread.Cost
 	if err := m.subscribe(); err != nil {
 		return nil, err
 	}
@@ -203,7 +246,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
-		m.input.SetWidth(m.width - 3)
+		m.input.SetWidth(m.width)
 	case eventsMsg:
 		if msg.sub != m.sub {
 			// A subscription of a thread left behind (/new, /resume).
@@ -226,13 +269,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.key(msg))
 	case tea.PasteMsg:
-		var cmd tea.Cmd
-		m.input, cmd = m.input.Update(msg)
-		cmds = append(cmds, cmd)
+		cmds = append(cmds, m.paste(msg))
 	}
 	if m.quitting {
 		// Print what is left, then stop.
 		return m, tea.Sequence(m.flush(), tea.Quit)
+	}
+	if m.clear {
+		m.clear = false
+		cmds = append(cmds, tea.ClearScreen)
 	}
 	// After a thread switch, or the events just handled, read on.
 	cmds = append(cmds, m.waitEvents(), m.flush(), m.tick())

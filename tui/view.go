@@ -13,7 +13,9 @@ import (
 // what the terminal supports.
 type styles struct {
 	dim, bold, user, ok, bad, warn, running lipgloss.Style
-	card, footer                            lipgloss.Style
+	card, footer, selected                  lipgloss.Style
+	// add, del and hunk colour a diff's lines.
+	add, del, hunk lipgloss.Style
 }
 
 func (m *Model) styles() styles {
@@ -27,6 +29,10 @@ func (m *Model) styles() styles {
 		running: lipgloss.NewStyle().Foreground(lipgloss.Color("14")),
 		card:    lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color("11")).Padding(0, 1),
 		footer:  lipgloss.NewStyle().Faint(true),
+		selected: lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("14")),
+		add:      lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
+		del:      lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
+		hunk:     lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
 	}
 }
 
@@ -45,12 +51,16 @@ func (m *Model) View() tea.View {
 		blocks = append(blocks, s.dim.Render(fmt.Sprintf("  ⏵ queued %d: ", i+1))+shorten(oneLine(t), max(10, m.width-16)))
 	}
 	if m.pause != nil {
-		blocks = append(blocks, m.pause.render(s, m.width))
+		blocks = append(blocks, m.pause.render(s, m.width, m.expanded))
 	}
 	if m.notice != "" {
 		blocks = append(blocks, s.warn.Render(m.notice))
 	}
-	blocks = append(blocks, m.input.View(), m.footer(s))
+	blocks = append(blocks, m.input.View())
+	if m.menu != nil {
+		blocks = append(blocks, m.menu.render(s, m.width))
+	}
+	blocks = append(blocks, m.footer(s))
 	return tea.NewView(strings.Join(blocks, "\n"))
 }
 
