@@ -81,7 +81,7 @@ type Model struct {
 	// walked is the workspace listing @ completes from.
 	walked *pathCache
 	width  int
-	height  int
+	height int
 
 	status status
 	// turnID is the running turn; empty when idle.
