@@ -90,9 +90,9 @@ func (c *card) head(now time.Time, s styles, width int) string {
 			when = seconds(now.Sub(c.started))
 		}
 	case cardDone:
-		mark, when = s.ok.Render("✓"), duration(c.duration)
+		mark, when = s.ok.Render("✓"), c.took()
 	case cardFailed:
-		mark, when = s.bad.Render("✗"), duration(c.duration)
+		mark, when = s.bad.Render("✗"), c.took()
 	case cardWaitingUser:
 		mark, when = s.warn.Render("?"), "waiting for you"
 	case cardAborted:
@@ -115,6 +115,15 @@ func (c *card) head(now time.Time, s styles, width int) string {
 		head += "  " + style.Render("→ "+shorten(res, room))
 	}
 	return head
+}
+
+// took is how long the call ran; a card replayed from a stored thread has
+// no time.
+func (c *card) took() string {
+	if c.duration == 0 && c.started.IsZero() {
+		return ""
+	}
+	return duration(c.duration)
 }
 
 // pauseCard is a pause the turn waits on: ask_user questions answered one at

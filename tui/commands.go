@@ -184,9 +184,12 @@ func (m *Model) listThreads(all bool) {
 		m.fail("/threads", err)
 		return
 	}
-	if !all && m.opts.Workspace != nil {
-		dir := m.opts.Workspace.Dir()
-		ts = slices.DeleteFunc(ts, func(t ThreadInfo) bool { return t.Workspace != "" && t.Workspace != dir })
+	dir := m.opts.Dir
+	if dir == "" && m.opts.Workspace != nil {
+		dir = m.opts.Workspace.Dir()
+	}
+	if !all && dir != "" {
+		ts = slices.DeleteFunc(slices.Clone(ts), func(t ThreadInfo) bool { return t.Workspace != "" && t.Workspace != dir })
 	}
 	if len(ts) == 0 {
 		m.commit(s.dim.Render("no threads"))

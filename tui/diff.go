@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/reinhq/rein/llm"
 )
 
 // Fold limits: a diff longer than this shows its first lines and a hint
@@ -203,4 +205,35 @@ func printable(s string) string {
 
 func isControl(r rune) bool {
 	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)
+}
+
+// Changes is what a thread's calls changed in the workspace, from its
+// history: each edit_file's diff and each file write_file created, in the
+// order they ran; a file write_file replaced is named (the history keeps
+// its new content, not the old). Failed calls changed nothing.
+func Changes(items []llm.Item) string {
+	calls := make(map[string]*llm.Call)
+	var b strings.Builder
+	for i := range items {
+		for _, c := range items[i].Calls() {
+			calls[c.ID] = c
+		}
+		for _, p := range items[i].Parts {
+			r := p.Result
+			if p.Kind != llm.PartResult || r == nil || r.IsError() || !isEdit(r.Name) {
+				continue
+			}
+			c := calls[r.CallID]
+			if c == nil {
+				continue
+			}
+			if d := resultDiff(r.Name, string(c.Args), r.Content); d != "" {
+				b.WriteString(strings.TrimRight(d, "\n") + "\n")
+			} else if strings.HasPrefix(r.Content, "replaced ") {
+				first, _, _ := strings.Cut(r.Content, "\n")
+				b.WriteString("# " + first + "\n")
+			}
+		}
+	}
+	return b.String()
 }

@@ -46,7 +46,7 @@ func (m *Model) apply(e event.Event) {
 	switch e.Type {
 	case event.TurnStarted:
 		m.turnID, m.round, m.last = e.TurnID, 0, ""
-		m.status = statusRunning
+		m.status, m.used = statusRunning, true
 		m.live.reset()
 	case event.RoundStarted:
 		m.commitRound(event.RoleNarration, false)

@@ -27,6 +27,9 @@ type Options struct {
 	// a write against the file. Nil completes nothing and diffs only what
 	// the call carries.
 	Workspace *sandbox.Workspace
+	// Dir is the workspace's directory as the threads record it; /threads
+	// lists the threads of this directory. Default: Workspace's.
+	Dir string
 	// History is the workspace's input history, recalled with Up and
 	// Down; nil remembers only this chat's inputs.
 	History *History
@@ -321,20 +324,58 @@ func (m *Model) Transcript() []string {
 	return out
 }
 
-// showHistory commits a resumed thread's messages: the user's inputs and
-// steers, and the assistant's visible text.
+// showHistory replays a resumed thread as it was shown: the user's inputs
+// and steers, the assistant's text, each call's card with its result (and
+// diff), and the markers of interrupted turns. The engine's directives to
+// the model are left out.
 func (m *Model) showHistory(items []llm.Item) {
 	s := m.styles()
+	results := make(map[string]*llm.Result)
+	for i := range items {
+		for _, p := range items[i].Parts {
+			if p.Kind == llm.PartResult && p.Result != nil {
+				results[p.Result.CallID] = p.Result
+			}
+		}
+	}
+	now := m.now()
 	for i := range items {
 		it := &items[i]
 		switch {
 		case it.Role == llm.RoleUser && (it.Origin == llm.OriginInput || it.Origin == llm.OriginSteer):
-			m.commit(s.user.Render("› " + it.Text()))
-		case it.Role == llm.RoleAssistant && strings.TrimSpace(it.Text()) != "":
-			if len(it.Calls()) > 0 {
-				m.commit(s.dim.Render(wrap(strings.TrimSpace(it.Text()), m.width)))
-			} else {
-				m.commit(m.md.render(it.Text(), m.width))
+			m.commit(s.user.Render("› " + printable(it.Text())))
+		case it.Origin == llm.OriginMarker:
+			if strings.Contains(it.Text(), "interrupted") {
+				m.commit(s.warn.Render("■ interrupted"))
+			}
+		case it.Origin == llm.OriginCompaction:
+			m.commit(s.dim.Render("■ compacted: the next turns start from the summary"))
+		case it.Role == llm.RoleAssistant:
+			var parts []string
+			calls := it.Calls()
+			if t := strings.TrimSpace(it.Text()); t != "" {
+				if len(calls) > 0 {
+					parts = append(parts, s.dim.Render(wrap(t, m.width)))
+				} else {
+					parts = append(parts, m.md.render(t, m.width))
+				}
+			}
+			for _, c := range calls {
+				cd := &card{id: c.ID, name: c.Name, args: string(c.Args), state: cardAborted}
+				if r := results[c.ID]; r != nil {
+					status := string(r.Status)
+					if status == "" {
+						status = string(llm.ResultOK)
+					}
+					cd.finish(status, withoutDirectives(r.Content), 0)
+				}
+				parts = append(parts, cd.render(now, s, m.width))
+				if cd.folded() {
+					m.folded = cd.diff
+				}
+			}
+			if len(parts) > 0 {
+				m.commit(strings.Join(parts, "\n"))
 			}
 		}
 	}

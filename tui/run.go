@@ -22,5 +22,21 @@ func Run(ctx context.Context, be Backend, opts Options, in io.Reader, out io.Wri
 	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return fmt.Errorf("tui: %w", err)
 	}
+	if hint := m.ResumeHint(); hint != "" {
+		fmt.Fprintln(out, hint)
+	}
 	return nil
+}
+
+// ResumeHint is the line printed as the chat ends: the command that
+// resumes its thread, or "" when the thread has no turns.
+func (m *Model) ResumeHint() string {
+	if !m.used || m.thread.ID == "" {
+		return ""
+	}
+	cmd := m.opts.Command
+	if cmd == "" {
+		cmd = "rein"
+	}
+	return fmt.Sprintf("To resume this thread: %s chat --thread %s", cmd, m.thread.ID)
 }

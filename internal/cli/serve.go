@@ -216,6 +216,10 @@ type serveBackend struct {
 
 	mu     sync.Mutex
 	models map[string]modelCaps // by thread id
+	// switched are the models chat's /model chose, by thread id: they
+	// replace the model of the thread's settings as this process loaded
+	// them (chatmodel.go).
+	switched map[string]string
 	// tools are the sets of the threads whose set grows, by thread id;
 	// shared, the others, by what they were composed from.
 	tools  map[string]*threadTools
@@ -338,6 +342,9 @@ func (b *serveBackend) model(th session.Thread, spec provider.Spec) (modelCaps, 
 
 func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Options, func(), error) {
 	c := th.Settings
+	if m := b.switchedModel(th.ID); m != "" {
+		c.Model = m
+	}
 	spec, err := b.spec(c)
 	if err != nil {
 		return loop.Options{}, nil, err
