@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -72,8 +73,10 @@ func (m *Model) liveView(s styles) string {
 		parts = append(parts, s.dim.Render(thinkingLine(t, m.width)))
 	}
 	if t := strings.TrimSpace(m.live.text.String()); t != "" {
-		lines := strings.Split(wrap(t, m.width), "\n")
 		room := max(3, m.height-8-len(m.live.cards))
+		// Only the end is shown: wrapping all of a long answer at every
+		// frame would make each key press wait on it.
+		lines := strings.Split(wrap(tail(t, (room+1)*m.width*4), m.width), "\n")
 		if len(lines) > room {
 			lines = append([]string{s.dim.Render("…")}, lines[len(lines)-room+1:]...)
 		}
@@ -105,8 +108,10 @@ func (m *Model) footer(s styles) string {
 	if n := len(m.queued); n > 0 {
 		fields = append(fields, fmt.Sprintf("%d queued", n))
 	}
-	keys := "enter send · tab queue · /help · ctrl+c quit"
+	keys := "enter send · shift+enter newline · / commands · ctrl+c quit"
 	switch {
+	case m.turnID == "" && m.held && len(m.queued) > 0:
+		keys = "enter on an empty line sends the queue · ctrl+c quit"
 	case m.pause != nil && m.pause.kind == "approval":
 		keys = "y/a/n answer · esc interrupt"
 	case m.pause != nil:
@@ -134,6 +139,22 @@ func (m *Model) statusText() string {
 		return m.last
 	}
 	return "idle"
+}
+
+// tail returns about the last n bytes of s, starting at a line or word
+// boundary (never inside a character).
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexAny(s, "\n "); i >= 0 && i < len(s)-1 {
+		return s[i+1:]
+	}
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return s
 }
 
 // wrap wraps text to width columns, keeping its line breaks.

@@ -28,7 +28,8 @@ func (b *serveBackend) switchModel(ctx context.Context, st *store.Store, threadI
 		return err
 	}
 	th.Settings.Model = s.String()
-	if err := st.SetSettings(ctx, threadID, th.Settings); err != nil {
+	// SaveThread, not SetSettings: the model is a column of its own.
+	if err := st.SaveThread(ctx, th); err != nil {
 		return fmt.Errorf("store the thread's model: %w", err)
 	}
 	b.mu.Lock()
