@@ -164,6 +164,10 @@ func (m *Model) switchTo(t ThreadInfo, history []llm.Item) {
 	m.pause, m.steers, m.queued, m.held = nil, nil, nil, false
 	m.turnID, m.round, m.last, m.status = "", 0, "", statusIdle
 	m.usage = usageTally{before: t.Usage, beforeCost: t.Cost}
+	if t.Model != "" {
+		// The thread's turns run with its own model.
+		m.opts.Model = t.Model
+	}
 	m.used = t.Turns > 0
 	if err := m.subscribe(); err != nil {
 		m.fail("subscribe", err)

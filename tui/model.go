@@ -198,6 +198,9 @@ func New(ctx context.Context, be Backend, opts Options) (*Model, error) {
 	}
 	m.used = m.thread.Turns > 0
 	m.usage.before, m.usage.beforeCost = m.thread.Usage, m.thread.Cost
+	if m.thread.Model != "" {
+		m.opts.Model = m.thread.Model
+	}
 	if err := m.subscribe(); err != nil {
 		return nil, err
 	}
