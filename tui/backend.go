@@ -106,6 +106,9 @@ var (
 	ErrNotStored = errors.New("threads are not stored: only threads of this chat can be resumed")
 	// ErrNoCompaction: the backend has no context window to compact with.
 	ErrNoCompaction = errors.New("compaction is not available: no context window is configured")
+	// ErrChangedSince: /undo found files changed after the turn it would
+	// revert, and restored nothing (Options.Undo wraps it).
+	ErrChangedSince = errors.New("files changed after the turn")
 	// ErrClosed: the backend was closed.
 	ErrClosed = errors.New("the backend is closed")
 )

@@ -54,7 +54,7 @@ func (m *Model) command(line string) {
 	case "/diff":
 		m.diff()
 	case "/undo":
-		m.undo()
+		m.undo(arg)
 	case "/mcp":
 		if m.opts.MCP == nil {
 			m.commit(s.dim.Render("no MCP servers are configured (rein mcp add NAME -- COMMAND adds one)"))

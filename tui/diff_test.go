@@ -284,8 +284,11 @@ func TestSlashCommandsWithoutTheirHooksSaySo(t *testing.T) {
 func TestUndoAndDiffCallTheirHooks(t *testing.T) {
 	var undone []string
 	opts := Options{
-		Undo: func(_ context.Context, thread string) (string, error) {
-			undone = append(undone, thread)
+		Undo: func(_ context.Context, thread string, force bool) (string, error) {
+			undone = append(undone, fmt.Sprint(thread, force))
+			if !force {
+				return "", fmt.Errorf("thread %s: %w: a.txt", thread, ErrChangedSince)
+			}
 			return "restored a.txt", nil
 		},
 		Changes: func(context.Context, string) (string, error) {
@@ -295,10 +298,15 @@ func TestUndoAndDiffCallTheirHooks(t *testing.T) {
 	c := newChatWith(t, &fakeBackend{}, opts)
 	c.typeText("/undo ")
 	c.press(key(tea.KeyEnter))
+	if tr := c.transcript(); !strings.Contains(tr, "files changed after the turn: a.txt") || !strings.Contains(tr, "/undo force restores over those files") || strings.Contains(tr, "↶") {
+		t.Fatalf("an undo that met changed files:\n%s", tr)
+	}
+	c.typeText("/undo force")
+	c.press(key(tea.KeyEnter))
 	c.typeText("/diff ")
 	c.press(key(tea.KeyEnter))
 	tr := c.transcript()
-	if len(undone) != 1 || !strings.Contains(tr, "↶ restored a.txt") || !strings.Contains(tr, "+y") {
+	if strings.Join(undone, ",") != "thread_1false,thread_1true" || !strings.Contains(tr, "↶ restored a.txt") || !strings.Contains(tr, "+y") {
 		t.Errorf("undo calls %q; transcript:\n%s", undone, tr)
 	}
 }

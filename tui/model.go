@@ -40,7 +40,10 @@ type Options struct {
 	SetModel func(ctx context.Context, threadID, model string) error
 	// Undo reverts the files the thread's last turn that changed files
 	// wrote and says what it did; nil makes /undo say it is not available.
-	Undo func(ctx context.Context, threadID string) (string, error)
+	// Without force it restores nothing when a file changed after the
+	// turn, and returns an error wrapping ErrChangedSince naming them
+	// (the chat then offers /undo force).
+	Undo func(ctx context.Context, threadID string, force bool) (string, error)
 	// Changes is what the thread changed in the workspace, as a unified
 	// diff (/diff); nil makes /diff say it is not available.
 	Changes func(ctx context.Context, threadID string) (string, error)

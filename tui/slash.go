@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -92,8 +93,9 @@ func (m *Model) diff() {
 	m.commit(colorDiff(d, s))
 }
 
-// undo reverts the files the thread's last file-changing turn wrote.
-func (m *Model) undo() {
+// undo reverts the files the thread's last file-changing turn wrote;
+// arg "force" restores over files changed since.
+func (m *Model) undo(arg string) {
 	s := m.styles()
 	if m.busy("/undo") {
 		return
@@ -104,7 +106,12 @@ func (m *Model) undo() {
 	}
 	ctx, cancel := m.callCtx()
 	defer cancel()
-	msg, err := m.opts.Undo(ctx, m.thread.ID)
+	msg, err := m.opts.Undo(ctx, m.thread.ID, arg == "force")
+	if errors.Is(err, ErrChangedSince) {
+		m.fail("/undo", err)
+		m.commit(s.dim.Render("  nothing was restored; /undo force restores over those files"))
+		return
+	}
 	if err != nil {
 		m.fail("/undo", err)
 		return

@@ -143,8 +143,11 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 			items, err := st.Items(ctx, threadID)
 			return tui.Changes(items), err
 		},
-		// Undo: the runtime's undo of a turn's writes hooks in here once
-		// it exists (issue 13); until then /undo says it is not available.
+		// Undo: the runtime's undo of a turn's writes (issue 13, built in
+		// the cli branch as agent.Undo) hooks in here: call it with
+		// UndoOptions{Force: force, Sandbox: sandboxOptions(file)}, return
+		// its Summary(), and wrap an *undo.ConflictError with
+		// tui.ErrChangedSince. Until then /undo says it is not available.
 	}
 	if mcpm != nil {
 		opts.MCP = func(context.Context) string { return describeMCP(mcpm) }
