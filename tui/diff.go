@@ -19,7 +19,7 @@ const (
 	approvalDiffLines = 20
 	// maxDiffInput bounds what the chat diffs itself: a larger file is
 	// summarized instead of diffed on a key press.
-	maxDiffInput = 1 << 20
+	maxDiffInput = 256 << 10
 )
 
 // editArgs are the arguments of write_file and edit_file the chat reads.
