@@ -103,7 +103,7 @@ func (m *Model) command(line string) {
 		m.listThreads(arg == "all" || arg == "--all")
 	case "/resume":
 		if arg == "" {
-			m.commit(s.warn.Render("/resume needs a thread id; /threads lists them"))
+			m.pickThread()
 			return
 		}
 		if m.busy("/resume") {
@@ -181,19 +181,10 @@ func (m *Model) switchTo(t ThreadInfo, history []llm.Item) {
 // backend's with all), the current one marked.
 func (m *Model) listThreads(all bool) {
 	s := m.styles()
-	ctx, cancel := m.callCtx()
-	defer cancel()
-	ts, err := m.be.Threads(ctx)
+	ts, err := m.workspaceThreads(all)
 	if err != nil {
 		m.fail("/threads", err)
 		return
-	}
-	dir := m.opts.Dir
-	if dir == "" && m.opts.Workspace != nil {
-		dir = m.opts.Workspace.Dir()
-	}
-	if !all && dir != "" {
-		ts = slices.DeleteFunc(slices.Clone(ts), func(t ThreadInfo) bool { return t.Workspace != "" && t.Workspace != dir })
 	}
 	if len(ts) == 0 {
 		m.commit(s.dim.Render("no threads"))
@@ -215,6 +206,25 @@ func (m *Model) listThreads(all bool) {
 		fmt.Fprintf(&b, "%s %s  %s · %s%s  %s", mark, t.ID, plural(t.Turns, "turn"), ago(m.now().Sub(t.Updated)), state, orDash(printable(t.Title)))
 	}
 	m.commit(b.String())
+}
+
+// workspaceThreads lists the backend's threads of this workspace (all of
+// them with all), most recent first.
+func (m *Model) workspaceThreads(all bool) ([]ThreadInfo, error) {
+	ctx, cancel := m.callCtx()
+	defer cancel()
+	ts, err := m.be.Threads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir := m.opts.Dir
+	if dir == "" && m.opts.Workspace != nil {
+		dir = m.opts.Workspace.Dir()
+	}
+	if !all && dir != "" {
+		ts = slices.DeleteFunc(slices.Clone(ts), func(t ThreadInfo) bool { return t.Workspace != "" && t.Workspace != dir })
+	}
+	return ts, nil
 }
 
 func plural(n int, what string) string {

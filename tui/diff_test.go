@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -370,4 +371,20 @@ func TestChangesCollectsTheThreadsEdits(t *testing.T) {
 	if strings.Contains(got, "c.txt") {
 		t.Errorf("a failed edit is listed:\n%s", got)
 	}
+}
+
+func TestResumeWithoutAnIDPicksAThreadOfThisWorkspace(t *testing.T) {
+	be := &fakeBackend{}
+	c := newChatWith(t, be, Options{Dir: "/work/here"})
+	be.threads = append(be.threads,
+		ThreadInfo{ID: "thread_old", Workspace: "/work/here", Title: "fix the parser", Updated: time.Now().Add(-3 * time.Hour)},
+		ThreadInfo{ID: "thread_elsewhere", Workspace: "/work/there", Title: "other"})
+	c.typeText("/resume ")
+	c.press(key(tea.KeyEnter))
+	v := c.view()
+	if !strings.Contains(v, "thread_old") || !strings.Contains(v, "fix the parser") || strings.Contains(v, "thread_elsewhere") {
+		t.Fatalf("picker:\n%s", v)
+	}
+	c.press(key(tea.KeyEnter))
+	c.wantCalls("resume thread_old")
 }

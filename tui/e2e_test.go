@@ -98,7 +98,7 @@ func TestChatInTmux(t *testing.T) {
 	// turn and the queue waits for the user.
 	tm.keys("tell me a story", "Enter")
 	tm.waitFor("the streamed text", "Streaming a long")
-	tm.waitFor("the running status", "running round 1 · scripted:")
+	tm.waitFor("the running status", "running round 1 · ")
 	tm.keys("queued work", "Tab")
 	tm.waitFor("the queued text", "⏵ queued 1: queued work")
 	tm.keys("Escape")

@@ -46,6 +46,10 @@ func (m *Model) apply(e event.Event) {
 	switch e.Type {
 	case event.TurnStarted:
 		m.turnID, m.round, m.last = e.TurnID, 0, ""
+		m.turnStart = e.Time
+		if m.turnStart.IsZero() {
+			m.turnStart = m.now()
+		}
 		m.status, m.used = statusRunning, true
 		m.live.reset()
 	case event.RoundStarted:

@@ -42,7 +42,8 @@ var commands = []commandInfo{
 
 // menu is the completion menu under the input line.
 type menu struct {
-	// kind is '/' (commands), '@' (workspace paths) or 'm' (models).
+	// kind is '/' (commands), '@' (workspace paths), 'm' (models) or
+	// 't' (threads).
 	kind  byte
 	items []menuItem
 	sel   int
@@ -65,7 +66,7 @@ type pathCache struct {
 // a line that is only "/word" lists the commands it begins, and a word
 // "@frag" before the cursor lists the workspace paths that contain frag.
 func (m *Model) updateMenu() {
-	if m.menu != nil && m.menu.kind == 'm' {
+	if m.menu != nil && (m.menu.kind == 'm' || m.menu.kind == 't') {
 		return
 	}
 	m.menu = nil
@@ -204,6 +205,8 @@ func (m *Model) accept(run bool) {
 		m.setInput(it.value + " ")
 	case 'm':
 		m.switchModel(it.value)
+	case 't':
+		m.command("/resume " + it.value)
 	case '@':
 		lines := strings.Split(m.input.Value(), "\n")
 		row := min(m.input.Line(), len(lines)-1)

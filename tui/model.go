@@ -92,7 +92,9 @@ type Model struct {
 	status status
 	// turnID is the running turn; empty when idle.
 	turnID string
-	round  int
+	// turnStart is when it started, for the footer's timer.
+	turnStart time.Time
+	round     int
 	// last is how the last turn ended (completed, interrupted, failed),
 	// shown in the footer until the next turn starts.
 	last string

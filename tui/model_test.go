@@ -243,8 +243,12 @@ func TestStatusAndFooter(t *testing.T) {
 	c.running("turn_1")
 	c.send(event.Event{Type: event.RoundStarted, TurnID: "turn_1", Round: 2},
 		event.Event{Type: event.Usage, TurnID: "turn_1", Usage: &llm.Usage{InputTokens: 1200, OutputTokens: 300}, Cost: 0.0125})
-	if v := c.view(); !strings.Contains(v, "running round 2 · test:model · 1.5k tokens · $0.0125 · ctx —") {
+	if v := c.view(); !strings.Contains(v, "running round 2 · 0s · test:model · 1.5k tokens · $0.0125 · ctx —") {
 		t.Errorf("running footer:\n%s", v)
+	}
+	c.clock.advance(12 * time.Second)
+	if v := c.view(); !strings.Contains(v, "running round 2 · 12s · test:model") {
+		t.Errorf("the footer's timer does not run:\n%s", v)
 	}
 	c.send(event.Event{Type: event.PauseRequested, TurnID: "turn_1", CallID: "c9", Name: "ask_user", Pause: &tool.Pause{Kind: tool.PauseAskUser, Questions: []tool.Question{{ID: "q1", Prompt: "Which?"}}}})
 	if v := c.view(); !strings.HasPrefix(lastLine(v), "paused · ") {
@@ -383,7 +387,7 @@ func TestSlashCommands(t *testing.T) {
 		{name: "resume without a store", line: "/resume thread_old", setup: func(f *fakeBackend) { f.resumeErr = ErrNotStored },
 			want: "threads are not stored yet", calls: []string{"resume thread_old"}},
 		{name: "resume", line: "/resume thread_9", want: "earlier answer", calls: []string{"resume thread_9"}},
-		{name: "resume needs an id", line: "/resume ", want: "/resume needs a thread id"},
+		{name: "resume without an id and no other thread", line: "/resume ", want: "no other threads in this workspace"},
 		{name: "threads", line: "/threads", want: "* thread_1  0 turns"},
 	}
 	for _, tt := range tests {

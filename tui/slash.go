@@ -144,3 +144,27 @@ func (m *Model) threadID(ctx context.Context, arg string) (string, error) {
 	slices.Sort(found)
 	return "", fmt.Errorf("%s is the start of %d threads (%s); give more of the id", arg, len(found), strings.Join(found[:min(3, len(found))], ", "))
 }
+
+// pickThread opens a menu of this workspace's threads, most recent first,
+// with their first message and age; Enter resumes the one chosen.
+func (m *Model) pickThread() {
+	s := m.styles()
+	ts, err := m.workspaceThreads(false)
+	if err != nil {
+		m.fail("/resume", err)
+		return
+	}
+	mn := &menu{kind: 't'}
+	for _, t := range ts {
+		if t.ID == m.thread.ID {
+			continue
+		}
+		mn.items = append(mn.items, menuItem{value: t.ID, detail: ago(m.now().Sub(t.Updated)) + " · " + shorten(oneLine(printable(orDash(t.Title))), 50)})
+	}
+	if len(mn.items) == 0 {
+		m.commit(s.dim.Render("no other threads in this workspace; /threads all lists every thread"))
+		return
+	}
+	m.menu = mn
+	m.notice = "choose a thread: ↑↓ then enter · esc to stay"
+}

@@ -126,10 +126,14 @@ func (m *Model) footer(s styles) string {
 func (m *Model) statusText() string {
 	switch m.status {
 	case statusRunning:
-		if m.round > 0 {
-			return fmt.Sprintf("running round %d", m.round)
+		elapsed := ""
+		if !m.turnStart.IsZero() {
+			elapsed = fmt.Sprintf(" · %ds", int(m.now().Sub(m.turnStart).Seconds()))
 		}
-		return "running"
+		if m.round > 0 {
+			return fmt.Sprintf("running round %d%s", m.round, elapsed)
+		}
+		return "running" + elapsed
 	case statusPaused:
 		return "paused"
 	case statusInterrupting:
