@@ -135,8 +135,11 @@ type pauseCard struct {
 	intro          string
 	questions      []tool.Question
 	answers        []loop.QuestionAnswer
-	// diff is the change an approval of a file edit would let through.
-	diff string
+	// diff is the change an approval of a file edit would let through;
+	// before is the file's content it was computed from, when known.
+	diff   string
+	before string
+	known  bool
 	// hint says why the last answer was not taken.
 	hint string
 }

@@ -35,42 +35,54 @@ type editArgs struct {
 // isEdit says the tool writes files the chat shows as diffs.
 func isEdit(name string) bool { return name == "write_file" || name == "edit_file" }
 
-// proposedDiff is the change a write_file or edit_file call would make, as
+// propose returns the change a write_file or edit_file call would make, as
 // a unified diff, for the approval box: the file is read through the
 // sandbox (nothing is written) and the change applied to it. Without a
 // workspace, or when the file cannot be read, the call's own text is
 // diffed. Other tools get "".
-func (m *Model) proposedDiff(name, args string) string {
+// It returns the file's content before the call too, when it was read
+// (known).
+func (m *Model) propose(name, args string) (diff, before string, known bool) {
 	if !isEdit(name) {
-		return ""
+		return "", "", false
 	}
 	var a editArgs
 	if json.Unmarshal([]byte(args), &a) != nil || a.Path == "" {
-		return ""
+		return "", "", false
 	}
 	if name == "edit_file" && a.Patch != "" {
-		return a.Patch
+		return a.Patch, "", false
 	}
 	old, known := m.readFile(a.Path)
 	switch name {
 	case "write_file":
 		if a.Content == nil || len(*a.Content) > maxDiffInput {
-			return ""
+			return "", "", false
 		}
 		if !known {
-			return unified(a.Path, "", *a.Content, true)
+			return unified(a.Path, "", *a.Content, true), "", false
 		}
-		return unified(a.Path, old, *a.Content, false)
+		return unified(a.Path, old, *a.Content, false), old, true
 	default:
 		if known && a.OldString != "" && strings.Contains(old, a.OldString) {
 			n := 1
 			if a.ReplaceAll {
 				n = -1
 			}
-			return unified(a.Path, old, strings.Replace(old, a.OldString, a.NewString, n), false)
+			return unified(a.Path, old, strings.Replace(old, a.OldString, a.NewString, n), false), old, true
 		}
-		return unified(a.Path, a.OldString, a.NewString, false)
+		return unified(a.Path, a.OldString, a.NewString, false), "", false
 	}
+}
+
+// replacedDiff is the diff of a write_file call that replaced a file whose
+// content before the call the chat read (at its approval).
+func replacedDiff(args, before string) string {
+	var a editArgs
+	if json.Unmarshal([]byte(args), &a) != nil || a.Content == nil || len(*a.Content) > maxDiffInput {
+		return ""
+	}
+	return unified(a.Path, before, *a.Content, false)
 }
 
 // readFile reads a workspace file for a diff; known is false when there is

@@ -388,3 +388,21 @@ func TestResumeWithoutAnIDPicksAThreadOfThisWorkspace(t *testing.T) {
 	c.press(key(tea.KeyEnter))
 	c.wantCalls("resume thread_old")
 }
+
+func TestAnApprovedRewriteShowsItsDiffInTheCard(t *testing.T) {
+	ws := workspace(t, map[string]string{"conf.txt": "port = 80\nhost = a\n"})
+	c := newChatWith(t, &fakeBackend{}, Options{Workspace: ws})
+	a := args(t, map[string]any{"path": "conf.txt", "content": "port = 8080\nhost = a\n"})
+	c.approval("write_file", a)
+	c.press(char('y'))
+	// The approved call runs: the file is replaced, then its result.
+	c.send(event.Event{Type: event.ToolStarted, TurnID: "turn_1", CallID: "w1", Name: "write_file", Args: a},
+		event.Event{Type: event.Result, TurnID: "turn_1", CallID: "w1", Name: "write_file", Status: "ok", Content: "replaced conf.txt (was 20 bytes; now 2 lines, 22 bytes)", Duration: 2},
+		event.Event{Type: event.RoundCompleted, TurnID: "turn_1", Round: 1, Role: event.RoleNarration})
+	tr := c.transcript()
+	for _, want := range []string{"✓ write_file conf.txt", "    -port = 80", "    +port = 8080"} {
+		if !strings.Contains(tr, want) {
+			t.Fatalf("the card lacks %q:\n%s", want, tr)
+		}
+	}
+}

@@ -77,13 +77,19 @@ func (m *Model) apply(e event.Event) {
 			m.live.cards = append(m.live.cards, c)
 		}
 		c.finish(e.Status, e.Content, e.Duration)
+		if before, ok := m.before[e.CallID]; ok {
+			delete(m.before, e.CallID)
+			if c.diff == "" && c.state == cardDone && c.name == "write_file" && strings.HasPrefix(e.Content, "replaced ") {
+				c.diff = replacedDiff(c.args, before)
+			}
+		}
 	case event.RoundCompleted:
 		m.commitRound(e.Role, e.AnswerVisible)
 	case event.ItemAdded:
 		m.itemAdded(e.Item)
 	case event.PauseRequested:
 		m.pause = newPauseCard(e)
-		m.pause.diff = m.proposedDiff(e.Name, e.Args)
+		m.pause.diff, m.pause.before, m.pause.known = m.propose(e.Name, e.Args)
 		m.expanded = false
 		m.status = statusPaused
 		if c := m.live.card(e.CallID); c != nil {

@@ -71,6 +71,11 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.pause != nil && m.pause.kind == tool.PauseApproval {
 		// An approval takes one key; the input line keeps what was typed.
 		if d, ok := decision(ks); ok {
+			if p := m.pause; d != loop.Deny && p.known && p.tool == "write_file" {
+				// The card after the call diffs against what the
+				// approval showed.
+				put(&m.before, p.callID, p.before)
+			}
 			m.answer(m.pause.approval(d))
 		} else {
 			m.notice = "press y to approve, a to approve for this thread, n to deny"
@@ -292,4 +297,11 @@ func (m *Model) callCtx() (context.Context, context.CancelFunc) {
 // fail shows a backend error.
 func (m *Model) fail(what string, err error) {
 	m.commit(m.styles().bad.Render("! " + what + ": " + err.Error()))
+}
+
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = make(map[K]V)
+	}
+	(*m)[k] = v
 }

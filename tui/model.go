@@ -123,6 +123,9 @@ type Model struct {
 	// long diff the transcript showed folded, for Ctrl-O to print whole.
 	expanded bool
 	folded   string
+	// before holds, by call id, what an approved write_file call's file
+	// held when the approval box showed its diff.
+	before map[string]string
 	// notice is a one-line hint under the live area, cleared by the next
 	// key.
 	notice string
