@@ -224,6 +224,11 @@ func TestAtCompletesWorkspacePathsButNeverDeniedOnes(t *testing.T) {
 	ws := workspace(t, map[string]string{"src/main.go": "package main\n", "src/util.go": "package main\n", ".env": "KEY=secret\n", ".git/config": "x"})
 	c := newChatWith(t, &fakeBackend{}, Options{Workspace: ws})
 	c.typeText("look at @mai")
+	// The listing runs off the key's path; its result opens the menu.
+	if !c.m.walking || c.m.menu != nil {
+		t.Fatalf("typing @ did not start a listing (walking %v, menu %v)", c.m.walking, c.m.menu)
+	}
+	c.m.Update(walkedMsg{c.m.walk()})
 	v := c.view()
 	if !strings.Contains(v, "src/main.go") || strings.Contains(v, "src/util.go") {
 		t.Fatalf("menu:\n%s", v)

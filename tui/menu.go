@@ -8,6 +8,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/reinhq/rein/sandbox"
 )
 
 // Bounds of the @ path completion: the walk of the workspace stops after
@@ -109,8 +113,14 @@ func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' }
 // paths lists the workspace paths that contain frag, base names that
 // begin with it first, at most menuRows*4.
 func (m *Model) paths(frag string) []menuItem {
-	if m.walked == nil || m.now().Sub(m.walked.at) > walkReuse {
-		m.walked = m.walk()
+	if (m.walked == nil || m.now().Sub(m.walked.at) > walkReuse) && !m.walking {
+		// Listed off the key's path; the menu opens (or updates) when
+		// the listing arrives, and an older listing serves meanwhile.
+		m.walking = true
+		m.later = append(m.later, m.walkCmd())
+	}
+	if m.walked == nil {
+		return nil
 	}
 	frag = strings.ToLower(frag)
 	var first, rest []menuItem
@@ -130,15 +140,30 @@ func (m *Model) paths(frag string) []menuItem {
 	return out[:min(len(out), menuRows*4)]
 }
 
+// walkedMsg carries a listing of the workspace.
+type walkedMsg struct{ c *pathCache }
+
+// walkCmd lists the workspace on the command's goroutine, which ends when
+// the bounded walk does.
+func (m *Model) walkCmd() tea.Cmd {
+	ctx, ws, now := m.ctx, m.opts.Workspace, m.now()
+	return func() tea.Msg { return walkedMsg{walkWorkspace(ctx, ws, now)} }
+}
+
 // walk lists the workspace through the sandbox, so denied files are never
 // offered; directories end in a slash. Version-control and dependency
 // directories are not entered.
 func (m *Model) walk() *pathCache {
-	c := &pathCache{at: m.now()}
-	ctx, cancel := context.WithTimeout(m.ctx, walkTimeout)
+	return walkWorkspace(m.ctx, m.opts.Workspace, m.now())
+}
+
+// walkWorkspace is walk without the model, safe on any goroutine.
+func walkWorkspace(ctx context.Context, ws *sandbox.Workspace, now time.Time) *pathCache {
+	c := &pathCache{at: now}
+	ctx, cancel := context.WithTimeout(ctx, walkTimeout)
 	defer cancel()
 	n := 0
-	err := m.opts.Workspace.Walk(ctx, ".", func(p string, d fs.DirEntry, err error) error {
+	err := ws.Walk(ctx, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == "." {
 			return nil
 		}

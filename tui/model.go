@@ -84,8 +84,12 @@ type Model struct {
 	// menu is the completion menu open under the input line (slash
 	// commands or workspace paths), nil when closed.
 	menu *menu
-	// walked is the workspace listing @ completes from.
-	walked *pathCache
+	// walked is the workspace listing @ completes from; walking says a
+	// listing is under way.
+	walked  *pathCache
+	walking bool
+	// later are commands the update started that it has not returned yet.
+	later  []tea.Cmd
 	width  int
 	height int
 
@@ -284,7 +288,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.key(msg))
 	case tea.PasteMsg:
 		cmds = append(cmds, m.paste(msg))
+	case walkedMsg:
+		m.walked, m.walking = msg.c, false
+		m.updateMenu()
 	}
+	cmds = append(cmds, m.later...)
+	m.later = nil
 	if m.quitting {
 		// Print what is left, then stop.
 		return m, tea.Sequence(m.flush(), tea.Quit)
