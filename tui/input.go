@@ -7,6 +7,8 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+
+	"github.com/reinhq/rein/tool"
 )
 
 // Input box bounds: it grows with its text up to maxInputRows rows and
@@ -55,7 +57,7 @@ func newInput(width int) textarea.Model {
 // arrives as one message, and CR LF or CR line ends (what terminals send)
 // become line breaks.
 func (m *Model) paste(p tea.PasteMsg) tea.Cmd {
-	if m.pause != nil && m.pause.kind == "approval" {
+	if m.pause != nil && m.pause.kind == tool.PauseApproval {
 		return nil
 	}
 	text := strings.ReplaceAll(p.Content, "\r\n", "\n")

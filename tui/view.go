@@ -8,6 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/reinhq/rein/tool"
 )
 
 // styles are the chat's text styles; the program downsamples colours to
@@ -112,7 +114,7 @@ func (m *Model) footer(s styles) string {
 	switch {
 	case m.turnID == "" && m.held && len(m.queued) > 0:
 		keys = "enter on an empty line sends the queue · ctrl+c quit"
-	case m.pause != nil && m.pause.kind == "approval":
+	case m.pause != nil && m.pause.kind == tool.PauseApproval:
 		keys = "y/a/n answer · esc interrupt"
 	case m.pause != nil:
 		keys = "enter answer · esc interrupt"
