@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,9 +28,11 @@ func newChatCmd() *cobra.Command {
 		Use:   "chat [--thread ID] [flags]",
 		Short: "Chat in the terminal: streamed answers, tool cards, steer, queue and interrupt",
 		Long: "chat runs turns of a thread in the terminal with the same model, tools and budgets as run.\n" +
-			"Enter sends; while a turn runs, Enter steers it (the text joins the running turn before its\n" +
-			"next model call), Tab queues the text as the next turn, and Esc interrupts the turn (twice\n" +
-			"within a second while a tool runs). Ctrl-C quits. /help lists the commands.",
+			"Enter sends and Shift+Enter (or Ctrl+J) starts a new line; while a turn runs, Enter steers it\n" +
+			"(the text joins the running turn before its next model call), Tab queues the text as the next\n" +
+			"turn, and Esc interrupts the turn (twice within a second while a tool runs). Ctrl-C interrupts\n" +
+			"a turn and, pressed again or when idle, quits. Up and Down recall earlier inputs, / lists the\n" +
+			"commands and @ completes a workspace path.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.check(); err != nil {
@@ -115,6 +118,10 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 	if err := b.agent().Prepare(ctx, session.Thread{Settings: cfg}); err != nil {
 		return usageError(flagError(err))
 	}
+	ws, err := b.agent().OpenWorkspace(dir)
+	if err != nil {
+		return usageError(err)
+	}
 	be := tui.NewSession(sched, tui.SessionOptions{Config: cfg, Threads: func(ctx context.Context) ([]tui.ThreadInfo, error) {
 		ts, _, err := st.Threads(ctx, 50, "")
 		if err != nil {
@@ -126,7 +133,25 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 		}
 		return out, nil
 	}})
-	err = tui.Run(ctx, be, tui.Options{Model: spec.String(), Thread: thread}, os.Stdin, cmd.OutOrStdout())
+	opts := tui.Options{Model: spec.String(), Thread: thread, Workspace: ws, Dir: cfg.Workspace, History: chatHistory(dir, cmd.ErrOrStderr()),
+		Models: configuredModels(file, spec.String()),
+		SetModel: func(ctx context.Context, threadID, model string) error {
+			return b.switchModel(ctx, st, threadID, model)
+		},
+		Changes: func(ctx context.Context, threadID string) (string, error) {
+			items, err := st.Items(ctx, threadID)
+			return tui.Changes(items), err
+		},
+		// Undo: the runtime's undo of a turn's writes (issue 13, built in
+		// the cli branch as agent.Undo) hooks in here: call it with
+		// UndoOptions{Force: force, Sandbox: sandboxOptions(file)}, return
+		// its Summary(), and wrap an *undo.ConflictError with
+		// tui.ErrChangedSince. Until then /undo says it is not available.
+	}
+	if mcpm != nil {
+		opts.MCP = func(context.Context) string { return describeMCP(mcpm) }
+	}
+	err = tui.Run(ctx, be, opts, os.Stdin, cmd.OutOrStdout())
 	if errors.Is(err, tui.ErrNoThread) {
 		return usageError(fmt.Errorf("--thread %s: no such thread in %s (rein sessions list shows them)", thread, st.Path()))
 	}
@@ -134,7 +159,47 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 }
 
 func threadInfo(t record.Thread) tui.ThreadInfo {
-	return tui.ThreadInfo{ID: t.ID, Title: t.Title, Created: t.Created, Updated: t.Updated, Turns: t.Turns}
+	return tui.ThreadInfo{ID: t.ID, Title: t.Title, Created: t.Created, Updated: t.Updated, Turns: t.Turns,
+		Workspace: t.Settings.Workspace, Model: t.Settings.Model}
+}
+
+// chatHistory opens the workspace's input history; without one (no state
+// directory, a file that cannot be read) the chat remembers only its own
+// inputs, and says so.
+func chatHistory(dir string, logw io.Writer) *tui.History {
+	path, err := tui.HistoryPath(dir)
+	if err == nil {
+		var h *tui.History
+		if h, err = tui.OpenHistory(path); err == nil {
+			return h
+		}
+	}
+	fmt.Fprintf(logw, "rein: input history off: %v\n", err)
+	return nil
+}
+
+// describeMCP is /mcp's text: each server, whether it is trusted, and its
+// tools or why it was left out.
+func describeMCP(m *mcp.Manager) string {
+	var b strings.Builder
+	for i, s := range m.Status() {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		trust := "untrusted"
+		if s.Trusted {
+			trust = "trusted"
+		}
+		if s.Err != nil {
+			fmt.Fprintf(&b, "✗ %s (%s): %v", s.Name, trust, s.Err)
+			continue
+		}
+		fmt.Fprintf(&b, "✓ %s (%s): %d tools", s.Name, trust, s.Tools)
+	}
+	if names := m.Names(); len(names) > 0 {
+		b.WriteString("\ntools: " + strings.Join(names, ", "))
+	}
+	return b.String()
 }
 
 // chatBackend returns the backend of the chat's runs, the chat's flags as
