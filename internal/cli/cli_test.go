@@ -29,7 +29,9 @@ func clearKeys(t *testing.T) {
 func runMain(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(ctx, args, &out, &errb)
+	// An empty standard input, not the test process's: rein run reads a
+	// stdin that is not a terminal.
+	code := mainIO(ctx, args, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

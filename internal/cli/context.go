@@ -79,7 +79,7 @@ func newContextCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&db, "db", "", dbFlagUsage)
 	cmd.Flags().StringVar(&history, "history", "", "count the items of a JSON file instead of a stored thread")
-	cmd.Flags().StringVar(&model, "model", "", "the model whose window to count against, as PROVIDER:MODEL (default: the thread's)")
+	cmd.Flags().StringVarP(&model, "model", "m", "", "the model whose window to count against, as PROVIDER:MODEL (default: the thread's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }

@@ -190,7 +190,7 @@ func newToolsCmd() *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace the file tools would use (default: the current directory)")
+	cmd.Flags().StringVarP(&workspace, "workspace", "C", "", "the workspace the file tools would use (default: the current directory)")
 	cmd.Flags().StringVar(&f.approval, "approval", string(tool.PolicyOnRequest), "the approval policy to report under: never, on-request or untrusted")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	cmd.Flags().StringVar(&db, "db", "", dbFlagUsage)
