@@ -120,6 +120,9 @@ func threadContext(ctx context.Context, db, id, model string) ([]llm.Item, strin
 		return nil, "", err
 	}
 	defer st.Close()
+	if id, err = resolveThread(ctx, st, id); err != nil {
+		return nil, "", err
+	}
 	t, err := st.Thread(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, "", usageError(fmt.Errorf("no thread %s in %s (rein sessions list shows them)", id, st.Path()))

@@ -43,6 +43,7 @@ func newRunCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				thread = th.ID // a prefix given: the thread it names
 				if err := f.adopt(cmd, th, true); err != nil {
 					return usageError(err)
 				}

@@ -220,6 +220,9 @@ func storedEvents(ctx context.Context, db, thread string) ([]event.Event, error)
 		return nil, err
 	}
 	defer st.Close()
+	if thread, err = resolveThread(ctx, st, thread); err != nil {
+		return nil, err
+	}
 	raw, err := st.Trace(ctx, thread)
 	if err != nil {
 		return nil, err
