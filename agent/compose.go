@@ -21,6 +21,7 @@ import (
 	"github.com/reinhq/rein/tools/github"
 	"github.com/reinhq/rein/tools/mcp"
 	"github.com/reinhq/rein/tools/web"
+	"github.com/reinhq/rein/undo"
 )
 
 // Tools are a turn's tool switches (DESIGN §7.2): what the user turned on
@@ -57,8 +58,13 @@ type Composition struct {
 	// the same (its deny list).
 	SandboxOptions sandbox.Options
 	// Store is what the knowledge tools and their gates read; nil leaves
-	// them out (their gates fail closed).
+	// them out (their gates fail closed). It also keeps the undo journal
+	// unless Undo is given.
 	Store *store.Store
+	// Undo keeps what each turn's file tools wrote, so the turn can be
+	// undone (package undo); nil is Store, and without either turns are
+	// not undoable.
+	Undo undo.Journal
 	// MCP is the MCP servers, nil when none are configured: their tools
 	// are deferred, offered through load_tools.
 	MCP *mcp.Manager
@@ -142,10 +148,18 @@ func (t *Tools) capability(fileTools []string) (*tool.Capability, error) {
 
 // registry returns every tool rein has for the workspace ws, its commands
 // run by runner, and the names of its file tools. The github tool reads
-// GITHUB_TOKEN and GITHUB_API_URL.
-func registry(ws *sandbox.Workspace, runner *sandbox.Runner) (*tool.Set, []string, error) {
+// GITHUB_TOKEN and GITHUB_API_URL. With a journal j, the tools that write
+// the workspace are tracked for undo (undo.Tracker).
+func registry(ws *sandbox.Workspace, runner *sandbox.Runner, j undo.Journal) (*tool.Set, []string, error) {
+	wrap := func(t tool.Tool) tool.Tool { return t }
+	if j != nil {
+		wrap = undo.NewTracker(ws, j).Wrap
+	}
 	files := fs.Tools(ws)
-	reg := tool.NewSet(files...)
+	reg := tool.NewSet()
+	for _, t := range files {
+		reg.Add(wrap(t))
+	}
 	reg.Add(askuser.New())
 	reg.Add(web.New())
 	gh, err := github.New(github.ConfigFromEnv())
@@ -154,7 +168,7 @@ func registry(ws *sandbox.Workspace, runner *sandbox.Runner) (*tool.Set, []strin
 	}
 	reg.Add(gh)
 	for _, t := range exec.Tools(ws, exec.Options{Runner: runner}) {
-		reg.Add(t)
+		reg.Add(wrap(t))
 	}
 	names := make([]string, len(files))
 	for i, t := range files {
@@ -221,7 +235,11 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	if _, err := sandbox.ParseMode(string(c.Sandbox)); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	reg, fileTools, err := registry(ws, NewRunner(c.Sandbox, c.SandboxOptions, c.detect))
+	journal := c.Undo
+	if journal == nil && c.Store != nil {
+		journal = c.Store
+	}
+	reg, fileTools, err := registry(ws, NewRunner(c.Sandbox, c.SandboxOptions, c.detect), journal)
 	if err != nil {
 		return nil, err
 	}
