@@ -200,28 +200,45 @@ func (c *Composition) gates() map[tool.Flag]tool.Gate {
 }
 
 // execGate mounts exec and code_execution when asked for (Tools.Exec) and
-// they can run in the sandbox mode: in full-access mode always (on the
-// host, as the user chose); in read-only mode only inside bubblewrap, the
-// one way to keep the workspace read-only for a command; in workspace-write
-// mode inside bubblewrap, or without a sandbox only after the user's
-// approval — so not under the approval policy never.
+// they can run in the sandbox mode (ExecCase).
 func (c *Composition) execGate(context.Context) (bool, error) {
 	if !c.Tools.Exec {
 		return false, nil
 	}
-	rep := c.detect()
-	switch {
-	case c.Sandbox == sandbox.ModeFullAccess:
-		return true, nil
-	case rep.Isolation == sandbox.IsolationBwrap:
-		return true, nil
-	case c.Sandbox == sandbox.ModeReadOnly:
-		return false, fmt.Errorf("no sandbox (%s), and the read-only sandbox mode runs commands only inside bubblewrap", rep.Reason)
-	}
-	if c.Approval == tool.PolicyNever {
-		return false, fmt.Errorf("no sandbox (%s), and exec without one needs approval, which --approval never does not give", rep.Reason)
+	ok, why := ExecCase(c.Sandbox, c.Approval, c.detect())
+	if !ok {
+		return false, errors.New(why)
 	}
 	return true, nil
+}
+
+// ExecCase says whether exec can be offered under the sandbox mode mode
+// and the approval policy p on a machine whose isolation is rep, and why:
+// in full-access mode always (on the host, as the user chose); inside
+// bubblewrap in the other modes, as Codex and Claude Code offer a shell;
+// without a sandbox, in read-only mode never (bubblewrap is the one way to
+// keep the workspace read-only for a command), in workspace-write mode only
+// when each call asks for the user's approval — so not under the policy
+// never. `rein tools` and `rein doctor` print why.
+func ExecCase(mode sandbox.Mode, p tool.Policy, rep sandbox.Report) (bool, string) {
+	switch {
+	case mode == sandbox.ModeFullAccess:
+		return true, "full-access: commands run on the host without asking"
+	case rep.Isolation == sandbox.IsolationBwrap:
+		return true, fmt.Sprintf("%s: commands run inside bubblewrap, without asking", modeName(mode))
+	case mode == sandbox.ModeReadOnly:
+		return false, fmt.Sprintf("no sandbox (%s), and the read-only sandbox mode runs commands only inside bubblewrap", rep.Reason)
+	case p == tool.PolicyNever:
+		return false, fmt.Sprintf("no sandbox (%s), and exec without one needs approval, which --approval never does not give", rep.Reason)
+	}
+	return true, fmt.Sprintf("no sandbox (%s): each command waits for your approval and runs on the host", rep.Reason)
+}
+
+func modeName(m sandbox.Mode) string {
+	if m == "" {
+		return string(sandbox.ModeWorkspaceWrite)
+	}
+	return string(m)
 }
 
 // Compose composes the tools of a turn in the workspace ws (DESIGN §7.2):
