@@ -100,6 +100,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newTraceCmd())
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newKBCmd(), newMemoryCmd(), newNotesCmd())
-	root.AddCommand(newUndoCmd())
+	root.AddCommand(newUndoCmd(), newMCPCmd())
 	return root
 }
