@@ -21,7 +21,7 @@ import (
 // fixture is a workspace, a store holding one thread, and the workspace's
 // file tools tracked for undo.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	ws     *sandbox.Workspace
 	st     *store.Store
@@ -30,7 +30,7 @@ type fixture struct {
 	tools  map[string]tool.Tool
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	ws, err := sandbox.Open(dir)
