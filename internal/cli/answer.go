@@ -42,8 +42,7 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p := &persisted{st: st}
-			defer p.close()
+			defer st.Close()
 			id, err := resolveThread(ctx, st, args[0])
 			if err != nil {
 				return err
@@ -74,7 +73,6 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			p.thread, p.resume = snap.Thread, &resumeTurn{state: state, answer: ans}
 
 			if err := f.adopt(cmd, snap.Thread, true); err != nil {
 				return usageError(err)
@@ -97,7 +95,7 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: describeAnswer(ans), persist: p})
+			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: describeAnswer(ans), thread: snap.Thread.ID, answer: &ans, st: st})
 		},
 	}
 	f.register(cmd)

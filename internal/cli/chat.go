@@ -85,7 +85,7 @@ func newChatCmd() *cobra.Command {
 			}
 			o := f.options()
 			if err := agent.ApplyModel(&o, spec, &r.Caps, cfg); err != nil {
-				return usageError(err)
+				return usageError(flagError(err))
 			}
 			dir, err := f.workspaceDir()
 			if err != nil {
@@ -122,12 +122,6 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 		defer mcpm.Close()
 	}
 	b, cfg := chatBackend(f, file, spec, dir, st, mcpm, cmd.ErrOrStderr())
-	// Composed now, so that a tool flag that cannot work is refused before
-	// the screen is taken; the chat's threads share the set.
-	if _, err := b.threadTools(ctx, session.Thread{Settings: cfg}, f.approval); err != nil {
-		b.close()
-		return usageError(err)
-	}
 	sched, stop, err := b.runtime(ctx, cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -135,6 +129,11 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 	// Interrupts a turn still running and waits for it (its end and trace
 	// are stored), so nothing outlives the command.
 	defer stop()
+	// Composed now, so that a tool flag that cannot work is refused before
+	// the screen is taken; the chat's threads share the set.
+	if err := b.agent().Prepare(ctx, session.Thread{Settings: cfg}); err != nil {
+		return usageError(flagError(err))
+	}
 	be := tui.NewSession(sched, tui.SessionOptions{Config: cfg, Threads: func(ctx context.Context) ([]tui.ThreadInfo, error) {
 		ts, _, err := st.Threads(ctx, 50, "")
 		if err != nil {
@@ -168,6 +167,6 @@ func chatBackend(f *turnFlags, file *config.File, spec provider.Spec, dir string
 		compose: &f.tools,
 	}
 	cfg := session.ThreadConfig{Workspace: dir, Model: spec.String(), Instructions: f.system, EnableTools: f.tools.enabled,
-		DisableTools: f.tools.suppressed, Approval: f.approval, MaxRounds: f.maxRounds}
+		DisableTools: f.tools.suppressed, ForceTools: f.tools.forced, Approval: f.approval, MaxRounds: f.maxRounds}
 	return b, cfg
 }

@@ -109,7 +109,7 @@ func TestToolsBySandboxMode(t *testing.T) {
 			name: "without bubblewrap exec is offered by default only where each call asks", bwrap: false,
 			args: []string{"--approval", "never"}, mode: "workspace-write",
 			decision: []want{
-				{"exec", false, "which --approval never does not give"},
+				{"exec", false, `which the approval policy "never" does not give`},
 			},
 		},
 		{
