@@ -31,7 +31,11 @@ const (
 	CallDelta     Type = "call_delta"
 	CallCompleted Type = "call_completed"
 	ToolStarted   Type = "tool_started"
-	Result        Type = "result"
+	// ToolOutput is output a running tool wrote so far (exec's stdout and
+	// stderr), whole lines in Delta, redacted; the Result has what the
+	// model sees.
+	ToolOutput Type = "tool_output"
+	Result     Type = "result"
 	// ItemAdded is emitted when an item joins the history (the store
 	// persists on it).
 	ItemAdded      Type = "item_added"

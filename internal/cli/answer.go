@@ -43,16 +43,20 @@ func newAnswerCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			snap, err := st.Load(ctx, args[0])
+			id, err := resolveThread(ctx, st, args[0])
+			if err != nil {
+				return err
+			}
+			snap, err := st.Load(ctx, id)
 			if errors.Is(err, store.ErrNotFound) {
-				return usageError(fmt.Errorf("no thread %s in %s (rein sessions list shows them)", args[0], st.Path()))
+				return usageError(fmt.Errorf("no thread %s in %s (rein sessions list shows them)", id, st.Path()))
 			}
 			if err != nil {
 				return err
 			}
-			raw, err := st.LoadPause(ctx, args[0])
+			raw, err := st.LoadPause(ctx, id)
 			if errors.Is(err, loop.ErrNotPaused) {
-				return usageError(fmt.Errorf("thread %s has no paused turn to answer", args[0]))
+				return usageError(fmt.Errorf("thread %s has no paused turn to answer", id))
 			}
 			if err != nil {
 				return err

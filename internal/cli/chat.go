@@ -24,8 +24,9 @@ import (
 func newChatCmd() *cobra.Command {
 	var f turnFlags
 	var thread string
+	var cont, resume bool
 	cmd := &cobra.Command{
-		Use:   "chat [--thread ID] [flags]",
+		Use:   "chat [--thread ID | --continue | --resume] [flags]",
 		Short: "Chat in the terminal: streamed answers, tool cards, steer, queue and interrupt",
 		Long: "chat runs turns of a thread in the terminal with the same model, tools and budgets as run.\n" +
 			"Enter sends and Shift+Enter (or Ctrl+J) starts a new line; while a turn runs, Enter steers it\n" +
@@ -41,6 +42,21 @@ func newChatCmd() *cobra.Command {
 			if f.json {
 				return usageError(errors.New("--json is for rein run; chat is interactive"))
 			}
+			if cont || resume {
+				if thread != "" || (cont && resume) {
+					return usageError(errors.New("--thread, --continue and --resume each choose the thread; give one"))
+				}
+				dir, err := f.workspaceDir()
+				if err != nil {
+					return usageError(err)
+				}
+				interactive := isTerminal(os.Stdin) && isTerminal(cmd.OutOrStdout())
+				c, err := chooseThread(cmd.Context(), f.db, dir, resume, interactive, cmd.InOrStdin(), cmd.OutOrStdout())
+				if err != nil || c.done {
+					return err
+				}
+				thread = c.thread
+			}
 			if thread != "" {
 				// Checked before the terminal: a flag that contradicts the
 				// thread is wrong wherever chat runs.
@@ -48,6 +64,7 @@ func newChatCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				thread = th.ID // a prefix given: the thread it names
 				if err := f.adopt(cmd, th, false); err != nil {
 					return usageError(err)
 				}
@@ -81,7 +98,9 @@ func newChatCmd() *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&thread, "thread", "", "continue the thread ID")
+	cmd.Flags().StringVar(&thread, "thread", "", "continue the thread ID (or a unique prefix of it)")
+	cmd.Flags().BoolVarP(&cont, "continue", "c", false, "continue the workspace's most recent thread")
+	cmd.Flags().BoolVarP(&resume, "resume", "r", false, "pick one of the workspace's threads to continue (without a terminal: list them)")
 	return cmd
 }
 

@@ -12,10 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/fs"
 )
 
@@ -93,6 +95,11 @@ func doctor(ctx context.Context, w io.Writer, mode sandbox.Mode, db, redis strin
 	rep := detectSandbox()
 	fmt.Fprintf(tw, "sandbox\t%s\n", rep)
 	fmt.Fprintf(tw, "sandbox mode\t%s: %s\n", mode, mode.Describe(rep))
+	if ok, why := agent.ExecCase(mode, tool.PolicyOnRequest, rep); ok {
+		fmt.Fprintf(tw, "exec	offered by default; %s\n", why)
+	} else {
+		fmt.Fprintf(tw, "exec	not offered: %s\n", why)
+	}
 	// The config's [sandbox] table, as run would apply it; defaults when
 	// the file cannot be read (said above).
 	box := sandboxOptions(f)

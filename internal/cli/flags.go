@@ -45,9 +45,9 @@ type turnFlags struct {
 
 func (f *turnFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.model, "model", "", "PROVIDER:MODEL (openai, openai-chat, anthropic, deepseek, scripted:PATH); default: the first provider whose key is set")
+	fl.StringVarP(&f.model, "model", "m", "", "PROVIDER:MODEL (openai, openai-chat, anthropic, deepseek, scripted:PATH), or a model name that tells its provider (gpt-5, o3, claude-sonnet-4-5, deepseek-chat); default: the first provider whose key is set")
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL (e.g. http://127.0.0.1:8080/v1 for a local OpenAI-compatible server)")
-	fl.StringVar(&f.workspace, "workspace", "", "the directory the file tools may use (default: the current directory)")
+	fl.StringVarP(&f.workspace, "workspace", "C", "", "the directory the file tools may use (default: the current directory)")
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, fmt.Sprintf("exploration budget in rounds, 1..%d (default %d)", loop.MaxMaxRounds, loop.DefaultMaxRounds))
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "the turn's token budget: input + output summed over its rounds")
 	fl.IntVar(&f.maxOutput, "max-output", 0, "output tokens per model call")

@@ -91,6 +91,9 @@ func storedTrace(ctx context.Context, db, thread string) ([]json.RawMessage, err
 		return nil, err
 	}
 	defer st.Close()
+	if thread, err = resolveThread(ctx, st, thread); err != nil {
+		return nil, err
+	}
 	return st.Trace(ctx, thread)
 }
 

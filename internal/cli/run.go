@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,24 +29,26 @@ func newRunCmd() *cobra.Command {
 	var f turnFlags
 	var thread, schema string
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] PROMPT|-",
 		Short: "Run one turn and stream the answer",
 		Long: "Run one turn of PROMPT with the workspace's file tools and stream the answer.\n" +
+			"With - as the prompt, or none and standard input not a terminal, the prompt is read from standard input.\n" +
 			"Exit codes: 0 completed, 1 failed, 2 usage or configuration error, 3 paused (awaiting the user), 130 interrupted.",
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check(); err != nil {
 				return usageError(err)
 			}
-			prompt := strings.TrimSpace(strings.Join(args, " "))
-			if prompt == "" {
-				return usageError(errors.New("the prompt is empty; say what the agent should do"))
+			prompt, err := promptOf(args, cmd.InOrStdin())
+			if err != nil {
+				return usageError(err)
 			}
 			if thread != "" {
 				th, err := threadSettings(cmd.Context(), f.db, thread)
 				if err != nil {
 					return err
 				}
+				thread = th.ID // a prefix given: the thread it names
 				if err := f.adopt(cmd, th, true); err != nil {
 					return usageError(err)
 				}

@@ -109,9 +109,9 @@ func newServeCmd() *cobra.Command {
 	fl.StringVar(&f.listen, "listen", "", "serve WebSocket connections on ADDR, such as 127.0.0.1:8765")
 	fl.StringVar(&f.token, "token", "", "the bearer token clients must send (required beyond loopback)")
 	fl.StringVar(&f.db, "db", "", dbFlagUsage+"; or a PostgreSQL database, postgres://USER@HOST:PORT/DB, that several servers share (the tools' data stays in this machine's file)")
-	fl.StringVar(&f.model, "model", "", "PROVIDER:MODEL for threads that name none; default: the first provider whose key is set")
+	fl.StringVarP(&f.model, "model", "m", "", "PROVIDER:MODEL for threads that name none; default: the first provider whose key is set")
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL")
-	fl.StringVar(&f.workspace, "workspace", "", "the workspace of threads that name none (default: the current directory)")
+	fl.StringVarP(&f.workspace, "workspace", "C", "", "the workspace of threads that name none (default: the current directory)")
 	fl.StringVar(&f.approval, "approval", "on-request", "the approval policy of threads that name none: never, on-request or untrusted")
 	fl.StringVar(&f.sandbox, "sandbox", string(sandbox.ModeWorkspaceWrite),
 		"the sandbox mode of threads that name none and the loosest a thread may ask for, as run's --sandbox: read-only (no file writes, commands in bubblewrap "+
@@ -191,7 +191,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		stopCron()
 		<-cronDone
 	}()
-	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults()})
+	srv, err := server.New(server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults()})
 	if err != nil {
 		return usageError(err)
 	}

@@ -91,7 +91,10 @@ func TestServeStdioRunsATurnWithTheStoreTools(t *testing.T) {
 		}
 	}()
 
-	c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
+	init := c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
+	if info, _ := init["serverInfo"].(map[string]any); info["version"] != version() {
+		t.Errorf("initialize: serverInfo %v, want version %q (as rein --version)", init["serverInfo"], version())
+	}
 	th := c.call("thread/start", map[string]any{"workspace": dir})["thread"].(map[string]any)
 	turn := c.call("turn/start", map[string]any{"threadId": th["id"], "input": []map[string]any{{"type": "text", "text": "remember: metric"}}})["turn"].(map[string]any)
 	done1 := c.wait(func(m map[string]any) bool { return m["method"] == "turn/completed" })

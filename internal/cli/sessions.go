@@ -98,10 +98,11 @@ func newSessionsCmd() *cobra.Command {
 	cmd.PersistentFlags().StringVar(&db, "db", "", dbFlagUsage)
 
 	var limit int
-	var asJSON bool
+	var asJSON, all bool
+	var workspace string
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List threads, most recently used first: id, updated, turns, title",
+		Short: "List the workspace's threads (--all: every thread), most recently used first: id, updated, turns, title",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := openStore(cmd.Context(), db)
@@ -109,7 +110,7 @@ func newSessionsCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			threads, next, err := st.Threads(cmd.Context(), limit, "")
+			threads, next, err := listThreads(cmd.Context(), st, all, workspace, limit)
 			if err != nil {
 				return err
 			}
@@ -124,6 +125,10 @@ func newSessionsCmd() *cobra.Command {
 				return encodeSnake(out, res)
 			}
 			if len(threads) == 0 {
+				if !all {
+					fmt.Fprintln(out, "no threads in this workspace yet; rein run PROMPT starts one (--all lists every workspace's)")
+					return nil
+				}
 				fmt.Fprintln(out, "no threads yet; rein run PROMPT starts one")
 				return nil
 			}
@@ -139,6 +144,8 @@ func newSessionsCmd() *cobra.Command {
 		},
 	}
 	list.Flags().IntVar(&limit, "limit", 50, "at most this many threads (0: all)")
+	list.Flags().BoolVar(&all, "all", false, "list the threads of every workspace, not only this one's")
+	list.Flags().StringVarP(&workspace, "workspace", "C", "", "the workspace whose threads to list (default: the current directory)")
 	list.Flags().BoolVar(&asJSON, "json", false, "print {threads, next_cursor} as JSON: thread/list's fields in snake_case")
 
 	var showJSON bool
@@ -152,7 +159,13 @@ func newSessionsCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			snap, err := st.Load(cmd.Context(), args[0])
+			id := args[0]
+			if t, err := st.FindThread(cmd.Context(), id); err == nil {
+				id = t.ID
+			} else if errors.Is(err, store.ErrAmbiguous) {
+				return usageError(err)
+			}
+			snap, err := st.Load(cmd.Context(), id)
 			if errors.Is(err, store.ErrNotFound) {
 				return &exitError{code: ExitFailed, err: fmt.Errorf("no thread %s in %s", args[0], st.Path())}
 			}
@@ -175,7 +188,15 @@ func newSessionsCmd() *cobra.Command {
 		Short: "Remove threads with their turns and items",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return removeEach(cmd, db, args, (*store.Store).DeleteThread)
+			// A prefix names one thread, never several: removing is not
+			// undone, so an ambiguous one removes nothing.
+			return removeEach(cmd, db, args, func(st *store.Store, ctx context.Context, id string) error {
+				t, err := st.FindThread(ctx, id)
+				if err != nil {
+					return err
+				}
+				return st.DeleteThread(ctx, t.ID)
+			})
 		},
 	}
 	cmd.AddCommand(list, show, rm)

@@ -69,17 +69,21 @@ func mustSpec(model string) string {
 	return model
 }
 
-// threadSettings reads thread id's record from the store at db ("" for the
-// default), for a command that continues it.
+// threadSettings reads the record of the thread id names (its id or a
+// unique prefix of it) from the store at db ("" for the default), for a
+// command that continues it; the caller goes on with the record's full id.
 func threadSettings(ctx context.Context, db, id string) (record.Thread, error) {
 	st, err := openStore(ctx, db)
 	if err != nil {
 		return record.Thread{}, err
 	}
 	defer st.Close()
-	th, err := st.Thread(ctx, id)
+	th, err := st.FindThread(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return record.Thread{}, usageError(fmt.Errorf("--thread %s: no such thread in %s (rein sessions list shows them)", id, st.Path()))
+	}
+	if errors.Is(err, store.ErrAmbiguous) {
+		return record.Thread{}, usageError(fmt.Errorf("--thread: %w", err))
 	}
 	return th, err
 }

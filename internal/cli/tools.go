@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -61,7 +62,7 @@ type toolFlags struct {
 func (f *toolFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.kbs, "kb", nil, "attach the knowledge base NAME (mounts rag and kb_files); repeatable")
-	fl.BoolVar(&f.exec, "exec", false, "allow exec and code_execution")
+	fl.BoolVar(&f.exec, "exec", true, "offer exec and code_execution where the sandbox can confine them, or where each call asks for approval (rein tools says which); --exec=false or --no-tool exec removes them")
 	fl.StringVar(&f.sandbox, "sandbox", string(sandbox.ModeWorkspaceWrite),
 		"what tools may change: read-only (no file writes; commands in bubblewrap with the workspace read-only), "+
 			"workspace-write (the workspace only; commands in bubblewrap, or on the host after approval), "+
@@ -177,7 +178,7 @@ func newToolsCmd() *cobra.Command {
 			runner := newRunner(mode, f.sandboxOpts)
 			out := toolsOutput{mode: mode, rep: rep, deferred: deferredTools(f.offer, policy),
 				limits: newLimitsReport(runner, cfg), limitsLine: describeLimits(runner, cfg),
-				deny: newDenyReport(ws.Deny(), f.sandboxOpts.Deny.Allow)}
+				deny: newDenyReport(ws.Deny(), f.sandboxOpts.Deny.Allow), exec: execLine(&f, mode, policy)}
 			if asJSON {
 				return writeToolsJSON(cmd.OutOrStdout(), out)
 			}
@@ -185,11 +186,27 @@ func newToolsCmd() *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace the file tools would use (default: the current directory)")
+	cmd.Flags().StringVarP(&workspace, "workspace", "C", "", "the workspace the file tools would use (default: the current directory)")
 	cmd.Flags().StringVar(&f.approval, "approval", string(tool.PolicyOnRequest), "the approval policy to report under: never, on-request or untrusted")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	cmd.Flags().StringVar(&db, "db", "", dbFlagUsage)
 	return cmd
+}
+
+// execLine says whether the turn gets exec and which case applies: the
+// sandbox confines it, each call asks, full access, or why not.
+func execLine(f *toolFlags, mode sandbox.Mode, p tool.Policy) string {
+	if !f.exec {
+		return "not offered: --exec=false"
+	}
+	if slices.Contains(f.suppressed, "exec") {
+		return "not offered: --no-tool exec"
+	}
+	ok, why := agent.ExecCase(mode, p, detectSandbox())
+	if !ok {
+		return "not offered: " + why
+	}
+	return "offered; " + why + " (--no-tool exec removes it)"
 }
 
 // deferredTool is one MCP tool a turn may load with load_tools, as `rein
@@ -241,6 +258,9 @@ type toolsOutput struct {
 	limits     limitsReport
 	limitsLine string
 	deny       denyReport
+	// exec says whether exec is offered and which case of the sandbox
+	// applies (agent.ExecCase).
+	exec string
 }
 
 func writeToolsJSON(w io.Writer, o toolsOutput) error {
@@ -249,9 +269,10 @@ func writeToolsJSON(w io.Writer, o toolsOutput) error {
 		Sandbox sandbox.Mode `json:"sandbox"`
 		Limits  limitsReport `json:"limits"`
 		Deny    denyReport   `json:"deny"`
+		Exec    string       `json:"exec"`
 		*tool.Report
 		Deferred []deferredTool `json:"deferred"`
-	}{Mounted: o.rep.Names(), Sandbox: o.mode, Limits: o.limits, Deny: o.deny, Report: o.rep, Deferred: o.deferred}
+	}{Mounted: o.rep.Names(), Sandbox: o.mode, Limits: o.limits, Deny: o.deny, Exec: o.exec, Report: o.rep, Deferred: o.deferred}
 	if v.Mounted == nil {
 		v.Mounted = []string{}
 	}
@@ -269,6 +290,7 @@ func writeToolsText(w io.Writer, o toolsOutput) error {
 	fmt.Fprintf(tw, "sandbox:\t%s: %s\n", o.mode, o.mode.Describe(detectSandbox()))
 	fmt.Fprintf(tw, "limits:\t%s\n", o.limitsLine)
 	fmt.Fprintf(tw, "deny list:\t%s\n", o.deny)
+	fmt.Fprintf(tw, "exec:\t%s\n", o.exec)
 	capability := "none"
 	if rep.Capability != "" {
 		capability = rep.Capability
