@@ -19,6 +19,7 @@ import (
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tools/mcp"
 	"github.com/reinhq/rein/tui"
+	"github.com/reinhq/rein/undo"
 )
 
 func newChatCmd() *cobra.Command {
@@ -161,11 +162,18 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 			items, err := st.Items(ctx, threadID)
 			return tui.Changes(items), err
 		},
-		// Undo: the runtime's undo of a turn's writes (issue 13, built in
-		// the cli branch as agent.Undo) hooks in here: call it with
-		// UndoOptions{Force: force, Sandbox: sandboxOptions(file)}, return
-		// its Summary(), and wrap an *undo.ConflictError with
-		// tui.ErrChangedSince. Until then /undo says it is not available.
+		// The runtime's undo, every door's: a file changed after the
+		// turn is never overwritten unless the user says force.
+		Undo: func(ctx context.Context, threadID string, force bool) (string, error) {
+			r, err := agent.Undo(ctx, st, threadID, agent.UndoOptions{Force: force, Sandbox: sandboxOptions(file)})
+			if ce, ok := errors.AsType[*undo.ConflictError](err); ok {
+				return "", fmt.Errorf("%w: %w", tui.ErrChangedSince, ce)
+			}
+			if err != nil {
+				return "", err
+			}
+			return r.Summary(), nil
+		},
 	}
 	if mcpm != nil {
 		opts.MCP = func(context.Context) string { return describeMCP(mcpm) }
