@@ -175,6 +175,10 @@ type Options struct {
 // Agent runs turns with one model and one set of tools.
 type Agent struct {
 	engine *loop.Engine
+	// opts are the engine's options, for the engines of structured
+	// answers (typed.go), made on first use and kept by answer type.
+	opts  loop.Options
+	typed sync.Map // reflect.Type → *loop.Engine
 }
 
 // New returns an agent, or an error saying which option is wrong.
@@ -208,11 +212,12 @@ func New(o Options) (*Agent, error) {
 	if o.Waiter != nil {
 		eo.Waiter = o.Waiter
 	}
+	opts := eo
 	e, err := loop.New(eo)
 	if err != nil {
 		return nil, err
 	}
-	return &Agent{engine: e}, nil
+	return &Agent{engine: e, opts: opts}, nil
 }
 
 // Engine returns the agent's turn engine.
@@ -238,6 +243,9 @@ type Thread struct {
 	history  []llm.Item
 	approved []string
 	paused   *loop.State
+	// pausedBy is the engine of the paused turn (a structured answer's
+	// has its own), which resumes it.
+	pausedBy *loop.Engine
 	// carry lets the next turn start without copying the history.
 	carry *loop.Carry
 }
@@ -264,13 +272,18 @@ var ErrPaused = errors.New("rein: the thread's last turn is paused; answer it wi
 
 // Run runs one turn of prompt.
 func (t *Thread) Run(ctx context.Context, prompt string) (*Outcome, error) {
+	return t.run(ctx, t.agent.engine, prompt)
+}
+
+// run runs one turn of prompt with engine e.
+func (t *Thread) run(ctx context.Context, e *loop.Engine, prompt string) (*Outcome, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.paused != nil {
 		return nil, ErrPaused
 	}
-	out, err := t.agent.engine.Run(ctx, loop.Turn{ThreadID: t.id, History: t.history, Carry: t.carry, Approved: t.approved, Input: []llm.Item{llm.UserText(prompt)}})
-	t.keep(out)
+	out, err := e.Run(ctx, loop.Turn{ThreadID: t.id, History: t.history, Carry: t.carry, Approved: t.approved, Input: []llm.Item{llm.UserText(prompt)}})
+	t.keep(e, out)
 	return out, err
 }
 
@@ -281,15 +294,17 @@ func (t *Thread) Answer(ctx context.Context, a Answer) (*Outcome, error) {
 	if t.paused == nil {
 		return nil, loop.ErrNotPaused
 	}
-	out, err := t.agent.engine.Resume(ctx, t.paused, a)
+	e := t.pausedBy
+	out, err := e.Resume(ctx, t.paused, a)
 	if out == nil {
 		return nil, err
 	}
-	t.keep(out)
+	t.keep(e, out)
 	return out, err
 }
 
-func (t *Thread) keep(out *Outcome) {
+// keep takes in the outcome of a turn engine e ran.
+func (t *Thread) keep(e *loop.Engine, out *Outcome) {
 	if out == nil {
 		return
 	}
@@ -297,10 +312,10 @@ func (t *Thread) keep(out *Outcome) {
 	if out.State != nil {
 		// The history stays that of the turns before: the answered turn's
 		// outcome holds all of its items, those before the pause included.
-		t.paused = out.State
+		t.paused, t.pausedBy = out.State, e
 		return
 	}
-	t.paused = nil
+	t.paused, t.pausedBy = nil, nil
 	// In place: History hands out capped slices, and the engine only
 	// reads the history it is given.
 	t.history = append(t.history, out.Items...)

@@ -39,6 +39,12 @@ type Tools struct {
 	// Enable switches on optional tools; Disable removes tools whatever
 	// mounts them.
 	Enable, Disable []string
+	// Force mounts tools whatever their gates say (tool.Composition's
+	// Forced), except what keeps the user safe: forcing exec or
+	// code_execution is Exec (the machine's isolation or approval still
+	// decides), the sandbox mode still withholds what it withholds, and
+	// Disable still removes.
+	Force []string
 	// KBs are the knowledge bases attached; Attach the text files the
 	// model reads with read_source.
 	KBs, Attach []string
@@ -111,7 +117,7 @@ func (t *Tools) capability(fileTools []string) (*tool.Capability, error) {
 	switch v := strings.TrimSpace(t.Capability); v {
 	case "none":
 		if t.Exclusive {
-			return nil, errors.New(`--exclusive needs a capability; --capability is "none"`)
+			return nil, &SettingError{Setting: "exclusive", Err: errors.New(`needs a capability, and the capability is "none"`)}
 		}
 		return nil, nil
 	case "workspace", "":
@@ -124,7 +130,7 @@ func (t *Tools) capability(fileTools []string) (*tool.Capability, error) {
 		name, list, ok := strings.Cut(v, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return nil, fmt.Errorf(`--capability %q: use "workspace", "none" or NAME=TOOL,TOOL,…`, v)
+			return nil, &SettingError{Setting: "capability", Err: fmt.Errorf(`%q: use "workspace", "none" or NAME=TOOL,TOOL,…`, v)}
 		}
 		c = &tool.Capability{Name: name}
 		for t := range strings.SplitSeq(list, ",") {
@@ -133,7 +139,7 @@ func (t *Tools) capability(fileTools []string) (*tool.Capability, error) {
 			}
 		}
 		if len(c.Tools) == 0 {
-			return nil, fmt.Errorf("--capability %q names no tools", v)
+			return nil, &SettingError{Setting: "capability", Err: fmt.Errorf("%q names no tools", v)}
 		}
 	}
 	c.Exclusive = t.Exclusive
@@ -205,7 +211,7 @@ func (c *Composition) execGate(context.Context) (bool, error) {
 		return false, fmt.Errorf("no sandbox (%s), and the read-only sandbox mode runs commands only inside bubblewrap", rep.Reason)
 	}
 	if c.Approval == tool.PolicyNever {
-		return false, fmt.Errorf("no sandbox (%s), and exec without one needs approval, which --approval never does not give", rep.Reason)
+		return false, fmt.Errorf("no sandbox (%s), and exec without one needs approval, which the approval policy %q does not give", rep.Reason, tool.PolicyNever)
 	}
 	return true, nil
 }
@@ -257,6 +263,7 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 		logw = io.Discard
 	}
 	offered := addWebSearch(reg, held, c.WebSearch, c.OwnSearch, logw)
+	forced := c.Tools.forced()
 	gates := c.gates()
 	maps.Copy(gates, k.Gates())
 	gates[tool.HasDeferredTools] = tool.On(loader != nil)
@@ -266,6 +273,7 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 		Offered:    offered,
 		Gates:      gates,
 		Capability: capability,
+		Forced:     forced,
 		Suppressed: c.Tools.Disable,
 		Withheld:   held,
 		Logger:     slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -274,6 +282,23 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 		loader.bind(out.Set)
 	}
 	return out, nil
+}
+
+// forced returns the tools of t.Force that bypass their gates; forcing
+// exec or code_execution switches Exec on instead, so that execGate still
+// decides whether commands may run here.
+func (t *Tools) forced() []string {
+	var out []string
+	for _, name := range t.Force {
+		switch name = strings.TrimSpace(name); name {
+		case "":
+		case exec.ExecName, exec.CodeName:
+			t.Exec = true
+		default:
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // withheld returns the file tools the sandbox mode takes away, with why:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
@@ -185,6 +186,34 @@ func (k *Knowledge) Seed(ctx context.Context, set *tool.Set, message, threadID, 
 		h.Handle(e)
 	}
 	return kb.WithSeed(message, s)
+}
+
+// SeedInput is Seed for a turn's input items, as session.Config.Input
+// rewrites them: the first user message's text gets the seed, its other
+// parts (images, files) kept after it. Input without text is left as it
+// is; k may be nil (nothing attached).
+func (k *Knowledge) SeedInput(ctx context.Context, set *tool.Set, threadID, turnID string, in []llm.Item, h event.Handler) []llm.Item {
+	if k == nil || len(k.kbs) == 0 || len(in) == 0 || in[0].Role != llm.RoleUser {
+		return in
+	}
+	text := in[0].Text()
+	if text == "" {
+		return in
+	}
+	seeded := k.Seed(ctx, set, text, threadID, turnID, h)
+	if seeded == text {
+		return in
+	}
+	it := in[0]
+	parts := []llm.Part{{Kind: llm.PartText, Text: seeded}}
+	for _, p := range it.Parts {
+		if p.Kind != llm.PartText {
+			parts = append(parts, p)
+		}
+	}
+	it.Parts = parts
+	in[0] = it
+	return in
 }
 
 // JoinPrompt joins the non-empty parts of a system prompt with blank lines.

@@ -63,6 +63,7 @@
 //	extra               openai, openai-chat  extra top-level request fields: a table of any values
 //	headers             openai, openai-chat  HTTP headers added to every request: a table of strings
 //	idle_timeout        all                  the longest silence of the server (before its headers, between two reads): a duration, default "5m"
+//	output_mode         openai, openai-chat  how a structured answer (rein run --schema) is asked for: native (the JSON Schema response format) or tool (a forced tool call, for servers without the format); default native, tool for deepseek
 //
 // extra may not replace the fields rein writes itself (ReservedExtra).
 //
@@ -363,6 +364,9 @@ type Request struct {
 	// call is cut with an llm.Timeout error (default 5 min; package
 	// llm/transport).
 	IdleTimeout *time.Duration `toml:"idle_timeout" json:"idle_timeout,omitempty"`
+	// OutputMode is one of OutputModes: how a structured answer is asked
+	// for (llm.OutputMode).
+	OutputMode *string `toml:"output_mode" json:"output_mode,omitempty"`
 }
 
 // Price is a model's price per million tokens, in US dollars.
@@ -389,6 +393,8 @@ var ReplayRules = []string{"none", "encrypted", "signed", "tool-turn", "inline"}
 var (
 	// ReasoningEfforts are the values OpenAI's API takes; "none" turns
 	// reasoning off on the models that allow it.
+	// OutputModes are the values of output_mode (llm.OutputMode).
+	OutputModes        = []string{"native", "tool"}
 	ReasoningEfforts   = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
 	ReasoningSummaries = []string{"auto", "concise", "detailed"}
 	TokenParams        = []string{"max_tokens", "max_completion_tokens"}
@@ -412,6 +418,7 @@ var RequestProtocols = map[string][]string{
 	"extra":               {"openai", "openai-chat"},
 	"headers":             {"openai", "openai-chat"},
 	"idle_timeout":        {"openai", "openai-chat", "anthropic"},
+	"output_mode":         {"openai", "openai-chat"},
 }
 
 // ReservedExtra are request fields rein writes itself on every call; extra

@@ -194,6 +194,7 @@ func (r *Request) set() []string {
 	add(len(r.Extra) > 0, "extra")
 	add(len(r.Headers) > 0, "headers")
 	add(r.IdleTimeout != nil, "idle_timeout")
+	add(r.OutputMode != nil, "output_mode")
 	return names
 }
 
@@ -218,6 +219,7 @@ func (r *Request) check(at, protocol string) []error {
 		{"reasoning_effort", r.ReasoningEffort, ReasoningEfforts},
 		{"reasoning_summary", r.ReasoningSummary, ReasoningSummaries},
 		{"token_param", r.TokenParam, TokenParams},
+		{"output_mode", r.OutputMode, OutputModes},
 	} {
 		if e.v != nil && !slices.Contains(e.valid, *e.v) {
 			errs = append(errs, fmt.Errorf("%s: %s %q: use one of %s", at, e.name, *e.v, strings.Join(e.valid, ", ")))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -56,6 +57,10 @@ const (
 	WarnOutputCap = "output_cap"
 	// WarnDeadline: a model stream was cut at the turn's deadline.
 	WarnDeadline = "deadline"
+	// WarnOutputRepair: a structured answer did not match its schema, or
+	// came as text where a call was asked for; the model is asked once
+	// more.
+	WarnOutputRepair = "output_repair"
 )
 
 // Round roles.
@@ -106,17 +111,18 @@ type Event struct {
 	Context *ContextReport `json:"context,omitempty"`
 }
 
-// TurnSummary is the outcome carried by TurnCompleted.
+// TurnSummary is the outcome carried by TurnCompleted, its status and stop
+// reason of the one type every layer spells them with (package record).
 type TurnSummary struct {
-	Status           string    `json:"status"`
-	StopReason       string    `json:"stop_reason"`
-	Answer           string    `json:"answer"`
-	Rounds           int       `json:"rounds"`
-	SettlementRounds int       `json:"settlement_rounds"`
-	ToolSteps        int       `json:"tool_steps"`
-	Usage            llm.Usage `json:"usage"`
-	Cost             float64   `json:"cost,omitempty"`
-	Error            string    `json:"error,omitempty"`
+	Status           record.Status     `json:"status"`
+	StopReason       record.StopReason `json:"stop_reason"`
+	Answer           string            `json:"answer"`
+	Rounds           int               `json:"rounds"`
+	SettlementRounds int               `json:"settlement_rounds"`
+	ToolSteps        int               `json:"tool_steps"`
+	Usage            llm.Usage         `json:"usage"`
+	Cost             float64           `json:"cost,omitempty"`
+	Error            string            `json:"error,omitempty"`
 }
 
 // Handler receives events. Handle is called from the engine's goroutines,

@@ -64,6 +64,14 @@ type Request struct {
 	Items      []Item
 	Tools      []ToolSpec
 	ToolChoice ToolChoice
+	// ForceTool names the one tool the model must call; it wins over
+	// ToolChoice. Adapters in text tool mode, which cannot force a call,
+	// leave it to the prompt.
+	ForceTool string
+	// Output asks for the answer's text as JSON matching a schema, in the
+	// provider's own way (OutputNative); an adapter whose protocol has
+	// none ignores it (its model's mode is OutputTool).
+	Output *Output
 	// MaxOutputTokens caps the output of this call; 0 means the provider's
 	// default.
 	MaxOutputTokens int

@@ -81,6 +81,9 @@ type retryModel struct {
 	p RetryPolicy
 }
 
+// OutputMode passes on how the wrapped model takes a structured answer.
+func (r *retryModel) OutputMode() OutputMode { return OutputModeOf(r.m) }
+
 func (r *retryModel) Stream(ctx context.Context, req *Request) (Stream, error) {
 	s := &retryStream{ctx: ctx, req: req, r: r, attempt: 1}
 	inner, err := r.m.Stream(ctx, req)

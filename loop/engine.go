@@ -26,6 +26,8 @@ import (
 type Engine struct {
 	o    Options
 	disp *dispatch.Dispatcher
+	// out is the structured answer asked for (Options.Output), or nil.
+	out *outputSpec
 }
 
 // New returns an engine, or an error saying which option is wrong.
@@ -35,7 +37,11 @@ func New(o Options) (*Engine, error) {
 		return nil, err
 	}
 	c.Events = event.Serial(c.Events)
-	e := &Engine{o: c}
+	out, err := newOutput(&c)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{o: c, out: out}
 	e.disp = dispatch.New(dispatch.Config{
 		Tools:          c.Tools,
 		MaxCalls:       c.MaxCallsPerRound,
@@ -259,6 +265,9 @@ func (r *run) modelFailed(res roundResult) (*Outcome, error) {
 // terminating tool, pauses. It returns nil when the turn goes on.
 func (r *run) ranCalls(phase llm.Phase, res roundResult) (*Outcome, error) {
 	st := r.st
+	if out, err := r.outputCalled(res, StopFinished, false); out != nil {
+		return out, err
+	}
 	if r.detectLoop(res) && phase == llm.PhaseExplore {
 		st.ExplorationRound = r.o.MaxRounds
 		st.SettleCause = StopForcedLoop
@@ -301,7 +310,7 @@ func (r *run) answered(res roundResult) (*Outcome, error) {
 	if steered {
 		return nil, nil
 	}
-	return r.complete(StopFinished, r.answer(res.visible))
+	return r.finishWith(StopFinished, r.answer(res.visible))
 }
 
 // begin starts a round of calls, watched by the turn's one cancellation

@@ -55,6 +55,18 @@ type Options struct {
 	// way. Default 1 MiB (DefaultMaxCallArgs); negative for no cap.
 	MaxCallArgs int64
 
+	// Output asks for the turn's answer as one JSON object matching a
+	// schema (a structured answer; output.go): the finish round asks for
+	// it the way the model takes it (OutputMode), the answer is checked
+	// against the schema, a wrong one gets one repair round with what was
+	// wrong, and the outcome carries it (Outcome.Output). In tool mode a
+	// tool named Output.Name is added to Tools: its arguments are the
+	// answer.
+	Output *llm.Output
+	// OutputMode says how the model is asked for Output; empty asks the
+	// model (llm.OutputModeOf).
+	OutputMode llm.OutputMode
+
 	// Budget holds the optional token, cost and time budgets of a turn.
 	Budget Budget
 	// Price converts usage to cost; needed for the cost budget.

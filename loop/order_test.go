@@ -108,7 +108,7 @@ func TestAssistantItem(t *testing.T) {
 	text := llm.Part{Kind: llm.PartText, Text: "hi"}
 	resp := &llm.Response{Parts: []llm.Part{text, call("dup"), call("dup")}}
 
-	item, ignored := assistantItem(resp, "hi", nil, &o, false)
+	item, ignored := assistantItem(resp, "hi", nil, &o, false, "")
 	if ignored != 0 || len(item.Parts) != 3 || item.Parts[1].Call.ID != "dup" || item.Parts[2].Call.ID != "fresh_1" {
 		t.Fatalf("item %+v ignored %d; want the second call renamed", item, ignored)
 	}
@@ -116,20 +116,20 @@ func TestAssistantItem(t *testing.T) {
 		t.Fatal("the provider's response was modified")
 	}
 	same := &llm.Response{Parts: []llm.Part{text, call("dup")}}
-	if item, _ := assistantItem(same, "hi", nil, &o, false); &item.Parts[0] != &same.Parts[0] {
+	if item, _ := assistantItem(same, "hi", nil, &o, false, ""); &item.Parts[0] != &same.Parts[0] {
 		t.Fatal("parts copied though no call changed")
 	}
 
-	item, ignored = assistantItem(resp, "hi", nil, &o, true)
+	item, ignored = assistantItem(resp, "hi", nil, &o, true, "")
 	if ignored != 2 || len(item.Parts) != 1 || item.Parts[0].Kind != llm.PartText {
 		t.Fatalf("final round item %+v ignored %d; want the text alone, 2 ignored", item, ignored)
 	}
 
-	item, _ = assistantItem(nil, "partial", []llm.Call{{ID: "c1", Name: "t"}}, &o, false)
+	item, _ = assistantItem(nil, "partial", []llm.Call{{ID: "c1", Name: "t"}}, &o, false, "")
 	if item.Role != llm.RoleAssistant || len(item.Parts) != 2 || item.Parts[0].Text != "partial" || item.Parts[1].Call.ID != "c1" {
 		t.Fatalf("broken stream item %+v; want its text then its calls", item)
 	}
-	if item, _ := assistantItem(nil, "", nil, &o, false); len(item.Parts) != 0 {
+	if item, _ := assistantItem(nil, "", nil, &o, false, ""); len(item.Parts) != 0 {
 		t.Fatalf("nothing arrived, item %+v; want no parts", item)
 	}
 }

@@ -35,6 +35,7 @@ const (
 	StopForcedError      = record.StopForcedError
 	StopTerminatedByTool = record.StopTerminatedByTool
 	StopEmptyAnswer      = record.StopEmptyAnswer
+	StopInvalidOutput    = record.StopInvalidOutput
 	StopAwaitingUser     = record.StopAwaitingUser
 	StopCancelled        = record.StopCancelled
 	StopProviderError    = record.StopProviderError
@@ -53,6 +54,10 @@ type Outcome struct {
 	// parts of truncated rounds; for a forced finish it is the forced
 	// round's text; for a terminating tool, its result.
 	Answer string `json:"answer"`
+	// Output is the structured answer (Options.Output): the JSON object
+	// the model answered with, checked against the schema. Answer holds
+	// the same text.
+	Output json.RawMessage `json:"output,omitempty"`
 	// Rounds counts model calls made (retries not counted).
 	Rounds           int `json:"rounds"`
 	SettlementRounds int `json:"settlement_rounds"`
@@ -85,8 +90,8 @@ type Pause = record.Pause
 // Summary returns the outcome as carried by the turn_completed event.
 func (o *Outcome) Summary() *event.TurnSummary {
 	s := &event.TurnSummary{
-		Status:           string(o.Status),
-		StopReason:       string(o.StopReason),
+		Status:           o.Status,
+		StopReason:       o.StopReason,
 		Answer:           o.Answer,
 		Rounds:           o.Rounds,
 		SettlementRounds: o.SettlementRounds,

@@ -68,9 +68,12 @@ type reading struct {
 	err   error
 	// capped: the stream passed a cap and was cut; err is the *CapError.
 	capped bool
-	// disp is the round's dispatch, begun at its first call (never in the
-	// forced final round).
-	disp  *dispatch.Round
+	// disp is the round's dispatch, begun at its first call (in the
+	// forced final round, only for calls of keep).
+	disp *dispatch.Round
+	// keep names the one tool whose calls run in the forced final round
+	// (the output tool of a structured answer, output.go), or is empty.
+	keep  string
 	calls []llm.Call
 }
 
@@ -118,6 +121,7 @@ func (r *run) request(phase llm.Phase) *llm.Request {
 		q.Tools = nil
 		q.ToolChoice = ""
 	}
+	r.askOutput(q, phase)
 	q.MaxOutputTokens = r.o.MaxOutputTokens
 	q.Temperature = r.o.Temperature
 	q.ParallelCalls = true
@@ -157,6 +161,9 @@ func (r *run) round(phase llm.Phase) roundResult {
 	}
 	defer stream.Close()
 	rd := reading{n: n, phase: phase, final: final, calls: r.streamed[:0]}
+	if final {
+		rd.keep = r.keepInFinal()
+	}
 	r.read(stream, &rd)
 	if rd.err == nil && rd.resp == nil {
 		rd.err = &llm.Error{Kind: llm.StreamInterrupted, Message: "the model stream ended without a final response"}
@@ -170,13 +177,13 @@ func (r *run) round(phase llm.Phase) roundResult {
 	if rd.resp != nil {
 		finish = rd.resp.Finish
 		r.addUsage(rd.resp.Usage)
-		if !final {
+		if !final || rd.keep != "" {
 			r.lateCalls(&rd)
 		}
 	} else if rd.capped {
 		text = keptOfCut(text, rd.err)
 	}
-	item, ignored := assistantItem(rd.resp, text, rd.calls, &r.order, final)
+	item, ignored := assistantItem(rd.resp, text, rd.calls, &r.order, final, rd.keep)
 	if ignored > 0 {
 		// Named by this round's number: the count goes up only after it.
 		r.emit(event.Event{Type: event.Warning, Code: event.WarnToolIgnored, Round: n,
@@ -353,10 +360,11 @@ func (r *run) read(stream llm.Stream, rd *reading) {
 }
 
 // start hands a call on: to the round's dispatch, begun at its first call,
-// except in the forced final round, whose calls are ignored.
+// except in the forced final round, whose calls are ignored (but those of
+// rd.keep).
 func (r *run) start(rd *reading, c llm.Call) {
 	rd.calls = append(rd.calls, c)
-	if rd.final {
+	if rd.final && (rd.keep == "" || c.Name != rd.keep) {
 		return
 	}
 	if rd.disp == nil {
@@ -383,10 +391,11 @@ func (r *run) lateCalls(rd *reading) {
 
 // assistantItem builds the round's assistant item: the provider's parts as
 // returned, with each call's id the one it was handed on with (o) and, in
-// the forced final round, without calls (their number is returned); or,
+// the forced final round, without calls but those of keep (the number
+// dropped is returned); or,
 // when the stream broke before a response, what did arrive: text, then the
 // calls handed on.
-func assistantItem(resp *llm.Response, text string, calls []llm.Call, o *callOrder, final bool) (item llm.Item, ignored int) {
+func assistantItem(resp *llm.Response, text string, calls []llm.Call, o *callOrder, final bool, keep string) (item llm.Item, ignored int) {
 	item.Role = llm.RoleAssistant
 	if resp == nil {
 		if text != "" {
@@ -407,8 +416,11 @@ func assistantItem(resp *llm.Response, text string, calls []llm.Call, o *callOrd
 		if p.Kind != llm.PartCall || p.Call == nil {
 			continue
 		}
-		if final {
+		if final && (keep == "" || p.Call.Name != keep) {
 			ignored++
+			if keep != "" {
+				ci++ // handed on (lateCalls ran), but not kept
+			}
 			continue
 		}
 		id := o.id(ci)
@@ -425,7 +437,7 @@ func assistantItem(resp *llm.Response, text string, calls []llm.Call, o *callOrd
 	if ignored > 0 {
 		kept := make([]llm.Part, 0, len(resp.Parts)-ignored)
 		for _, p := range item.Parts {
-			if p.Kind != llm.PartCall {
+			if p.Kind != llm.PartCall || (keep != "" && p.Call != nil && p.Call.Name == keep) {
 				kept = append(kept, p)
 			}
 		}

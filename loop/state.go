@@ -28,6 +28,12 @@ type State struct {
 	// SettleCause is the stop reason a forced finish reports when the turn
 	// was moved to settlement early (loop detection).
 	SettleCause StopReason `json:"settle_cause,omitempty"`
+	// OutputForced: a structured answer in tool mode is asked for with a
+	// forced call from now on (the model answered in text, or its call
+	// did not match the schema). OutputRepaired: the one repair round of
+	// a structured answer was spent.
+	OutputForced   bool `json:"output_forced,omitempty"`
+	OutputRepaired bool `json:"output_repaired,omitempty"`
 	// Continued holds the visible text of truncated rounds, in order.
 	Continued []string      `json:"continued,omitempty"`
 	Usage     llm.Usage     `json:"usage"`

@@ -23,6 +23,7 @@ const (
 	MethodThreadCompact  = "thread/compact"
 	MethodPauseAnswer    = "pause/answer"
 	MethodApprovalAnswer = "approval/answer"
+	MethodTurnTrace      = "turn/trace"
 )
 
 // Notifications the server sends (DESIGN §9).
@@ -62,6 +63,18 @@ type InitializeParams struct {
 type InitializeResult struct {
 	ServerInfo      ServerInfo `json:"serverInfo"`
 	ProtocolVersion string     `json:"protocolVersion"`
+	// Defaults are what a thread/start that names nothing gets, and the
+	// models the server knows, so a client can offer them.
+	Defaults *ThreadDefaults `json:"defaults,omitempty"`
+}
+
+// ThreadDefaults are the server's settings of threads that name none.
+type ThreadDefaults struct {
+	Model     string   `json:"model,omitempty" jsonschema:"PROVIDER:MODEL; left out when it is a scripted model (a file)"`
+	Workspace string   `json:"workspace,omitempty"`
+	Approval  string   `json:"approval,omitempty"`
+	Sandbox   string   `json:"sandbox,omitempty" jsonschema:"also the loosest mode a thread may ask for"`
+	Models    []string `json:"models,omitempty" jsonschema:"PROVIDER:MODEL specs the config file names, for thread/start's model"`
 }
 
 // ThreadStartParams are the params of thread/start. Empty fields take the
@@ -72,6 +85,7 @@ type ThreadStartParams struct {
 	Instructions string   `json:"instructions,omitempty" jsonschema:"the system prompt"`
 	EnableTools  []string `json:"enableTools,omitempty" jsonschema:"tools to add to the default set"`
 	DisableTools []string `json:"disableTools,omitempty" jsonschema:"tools to remove from the set"`
+	ForceTools   []string `json:"forceTools,omitempty" jsonschema:"tools to mount whatever their gates say (exec and code_execution still need a sandbox or approval; disableTools and the sandbox mode still win)"`
 	Approval     string   `json:"approval,omitempty" jsonschema:"never, on-request or untrusted"`
 	Sandbox      string   `json:"sandbox,omitempty" jsonschema:"read-only, workspace-write or full-access"`
 	MaxRounds    int      `json:"maxRounds,omitempty" jsonschema:"the exploration budget in rounds"`
@@ -208,6 +222,7 @@ type Thread struct {
 	Instructions string    `json:"instructions,omitempty"`
 	EnableTools  []string  `json:"enableTools,omitempty"`
 	DisableTools []string  `json:"disableTools,omitempty"`
+	ForceTools   []string  `json:"forceTools,omitempty"`
 	Approval     string    `json:"approval,omitempty"`
 	Sandbox      string    `json:"sandbox,omitempty"`
 	MaxRounds    int       `json:"maxRounds,omitempty"`
@@ -229,6 +244,27 @@ type Turn struct {
 	Usage            Usage   `json:"usage"`
 	Cost             float64 `json:"cost,omitempty"`
 	Error            string  `json:"error,omitempty"`
+	// Pause is what a paused turn waits for, so that a client that
+	// connects after pause/requested or approval/requested (a reload)
+	// can still answer it. Set by thread/read.
+	Pause *TurnPause `json:"pause,omitempty"`
+}
+
+// Pause kinds of TurnPause.
+const (
+	PauseKindQuestion = "question"
+	PauseKindApproval = "approval"
+)
+
+// TurnPause is what a paused turn waits for: pause/requested's questions
+// (kind question) or approval/requested's call (kind approval).
+type TurnPause struct {
+	Kind      string     `json:"kind" jsonschema:"question (answer with pause/answer) or approval (answer with approval/answer)"`
+	CallID    string     `json:"callId"`
+	Tool      string     `json:"tool"`
+	Intro     string     `json:"intro,omitempty"`
+	Questions []Question `json:"questions,omitempty"`
+	Arguments string     `json:"arguments,omitempty" jsonschema:"the arguments of the call awaiting approval"`
 }
 
 // Usage counts tokens.
@@ -369,6 +405,19 @@ type ContextUpdated struct {
 	ThreadID string               `json:"threadId"`
 	TurnID   string               `json:"turnId"`
 	Context  *event.ContextReport `json:"context"`
+}
+
+// TurnTraceParams are the params of turn/trace.
+type TurnTraceParams struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+}
+
+// TurnTraceResult is the result of turn/trace: the turn's trace as the
+// self-contained page rein trace writes (a timeline of its rounds and
+// tool calls; styles and one script inline, nothing fetched).
+type TurnTraceResult struct {
+	HTML string `json:"html"`
 }
 
 // Warning is the params of warning.

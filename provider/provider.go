@@ -22,6 +22,15 @@ type Spec struct {
 
 func (s Spec) String() string { return s.Provider + ":" + s.Model }
 
+// Name is the model's name as a request and a span carry it: Model, but
+// none for a scripted spec, whose Model is a script's path.
+func (s Spec) Name() string {
+	if s.Provider == "scripted" {
+		return ""
+	}
+	return s.Model
+}
+
 // Providers are the built-in provider prefixes. Configured providers add
 // their own names.
 var Providers = []string{"openai", "openai-chat", "anthropic", "deepseek", "scripted"}

@@ -154,6 +154,11 @@ func (r *Resolved) openaiOptions(key string, c Config) openai.Options {
 	if q.StreamUsage != nil {
 		o.NoStreamUsage = !*q.StreamUsage
 	}
+	// DeepSeek's API takes JSON output but no JSON Schema format.
+	o.OutputTool = r.Spec.Provider == "deepseek"
+	if q.OutputMode != nil {
+		o.OutputTool = *q.OutputMode == "tool"
+	}
 	o.Extra = q.Extra
 	o.Headers = q.Headers
 	o.Timeouts = r.timeouts()
@@ -254,6 +259,7 @@ func mergeRequests(ls []layer) config.Request {
 		override(&r.TokenParam, q.TokenParam)
 		override(&r.StreamUsage, q.StreamUsage)
 		override(&r.IdleTimeout, q.IdleTimeout)
+		override(&r.OutputMode, q.OutputMode)
 		r.Extra = mergeMap(r.Extra, q.Extra)
 		r.Headers = mergeMap(r.Headers, q.Headers)
 	}

@@ -53,6 +53,10 @@ const (
 	// StopOutputCapped: the model passed a cap on one call's output
 	// (loop.Options.MaxRoundOutput, MaxCallArgs).
 	StopOutputCapped StopReason = "output_capped"
+	// StopInvalidOutput: the turn asked for a structured answer
+	// (loop.Options.Output) and the model's answer did not match the
+	// schema, even after a repair round.
+	StopInvalidOutput StopReason = "invalid_output"
 	// StopStoreError: the turn's end could not be recorded, or it was cut
 	// and closed when the thread was next opened (DESIGN §2.5).
 	StopStoreError StopReason = "store_error"

@@ -24,9 +24,11 @@ type Settings struct {
 	Instructions string
 	EnableTools  []string
 	DisableTools []string
-	Approval     string
-	Sandbox      string
-	MaxRounds    int
+	// ForceTools are mounted whatever their gates say (agent.Tools.Force).
+	ForceTools []string
+	Approval   string
+	Sandbox    string
+	MaxRounds  int
 	// Approved are the tools the user approved for the whole thread; each
 	// turn's end brings them up to date.
 	Approved []string

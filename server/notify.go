@@ -152,13 +152,5 @@ func (n *notifier) pause(e event.Event) {
 		n.send(protocol.NotifyApprovalRequested, protocol.ApprovalRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Arguments: e.Args})
 		return
 	}
-	qs := make([]protocol.Question, 0, len(p.Questions))
-	for _, q := range p.Questions {
-		w := protocol.Question{ID: q.ID, Prompt: q.Prompt, Header: q.Header, MultiSelect: q.MultiSelect, AllowFreeText: q.AllowFreeText}
-		for _, o := range q.Options {
-			w.Options = append(w.Options, protocol.Option{Label: o.Label, Description: o.Description})
-		}
-		qs = append(qs, w)
-	}
-	n.send(protocol.NotifyPauseRequested, protocol.PauseRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Intro: p.Intro, Questions: qs})
+	n.send(protocol.NotifyPauseRequested, protocol.PauseRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Intro: p.Intro, Questions: protocol.QuestionsOf(p.Questions)})
 }

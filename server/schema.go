@@ -40,6 +40,7 @@ var protocolMethods = []methodTypes{
 	{protocol.MethodThreadCompact, protocol.ThreadCompactParams{}, protocol.TurnStartResult{}, "Compacts the thread's context now, as a turn of its own (inProgress, or queued behind the running turn); it completes with stop reason compacted."},
 	{protocol.MethodPauseAnswer, protocol.PauseAnswerParams{}, protocol.EmptyResult{}, "Answers a paused turn's questions; the same turn goes on."},
 	{protocol.MethodApprovalAnswer, protocol.ApprovalAnswerParams{}, protocol.EmptyResult{}, "Answers a paused turn's approval; the same turn goes on."},
+	{protocol.MethodTurnTrace, protocol.TurnTraceParams{}, protocol.TurnTraceResult{}, "Returns a turn's trace: the self-contained timeline page rein trace writes, kept when the turn ends or pauses."},
 }
 
 // protocolNotifications lists every notification with its params.

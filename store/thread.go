@@ -26,13 +26,14 @@ type settingsColumn struct {
 	MaxRounds    int      `json:"max_rounds,omitempty"`
 	EnableTools  []string `json:"enable_tools,omitempty"`
 	DisableTools []string `json:"disable_tools,omitempty"`
+	ForceTools   []string `json:"force_tools,omitempty"`
 }
 
 // settingsJSON is the settings column of st.
 func settingsJSON(st record.Settings) (string, error) {
 	b, err := json.Marshal(settingsColumn{
 		Approved: st.Approved, Approval: st.Approval, Sandbox: st.Sandbox, Instructions: st.Instructions,
-		MaxRounds: st.MaxRounds, EnableTools: st.EnableTools, DisableTools: st.DisableTools,
+		MaxRounds: st.MaxRounds, EnableTools: st.EnableTools, DisableTools: st.DisableTools, ForceTools: st.ForceTools,
 	})
 	if err != nil {
 		return "", fmt.Errorf("store: settings: %w", err)
@@ -48,7 +49,7 @@ func readSettings(raw string, st *record.Settings) error {
 		return err
 	}
 	st.Approved, st.Approval, st.Sandbox, st.Instructions = c.Approved, c.Approval, c.Sandbox, c.Instructions
-	st.MaxRounds, st.EnableTools, st.DisableTools = c.MaxRounds, c.EnableTools, c.DisableTools
+	st.MaxRounds, st.EnableTools, st.DisableTools, st.ForceTools = c.MaxRounds, c.EnableTools, c.DisableTools, c.ForceTools
 	return nil
 }
 

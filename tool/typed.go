@@ -85,6 +85,10 @@ func New[In any](name, description string, fn func(ctx context.Context, in In) (
 	return &keyedTyped[In]{typed: t, keys: keys}
 }
 
+// SchemaOf returns the JSON Schema New derives from a struct type T, for
+// other uses of the same shape (a structured answer, rein.RunTyped).
+func SchemaOf[T any]() (json.RawMessage, error) { return schemaFor[T]() }
+
 func schemaFor[In any]() (json.RawMessage, error) {
 	if k := reflect.TypeFor[In]().Kind(); k != reflect.Struct {
 		return nil, fmt.Errorf("input type %v is a %v, want a struct", reflect.TypeFor[In](), k)

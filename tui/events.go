@@ -201,7 +201,7 @@ func (m *Model) turnCompleted(e event.Event) {
 	sum := e.Turn
 	status := e.Status
 	if sum != nil {
-		status = sum.Status
+		status = string(sum.Status)
 		if e.Usage == nil {
 			m.usage.turn, m.usage.turnCost = sum.Usage, sum.Cost
 		}
@@ -221,7 +221,7 @@ func (m *Model) turnCompleted(e event.Event) {
 		if sum != nil && sum.StopReason == "compacted" {
 			m.commit(s.dim.Render("■ compacted: the next turns start from the summary"))
 		} else if sum != nil && sum.StopReason != "" && sum.StopReason != "finished" {
-			m.commit(s.dim.Render("  (stopped: " + sum.StopReason + ")"))
+			m.commit(s.dim.Render("  (stopped: " + string(sum.StopReason) + ")"))
 		}
 	}
 	m.usage.endTurn()

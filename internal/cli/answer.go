@@ -42,8 +42,7 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p := &persisted{st: st}
-			defer p.close()
+			defer st.Close()
 			snap, err := st.Load(ctx, args[0])
 			if errors.Is(err, store.ErrNotFound) {
 				return usageError(fmt.Errorf("no thread %s in %s (rein sessions list shows them)", args[0], st.Path()))
@@ -70,7 +69,6 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			p.thread, p.resume = snap.Thread, &resumeTurn{state: state, answer: ans}
 
 			if err := f.adopt(cmd, snap.Thread, true); err != nil {
 				return usageError(err)
@@ -93,7 +91,7 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: describeAnswer(ans), persist: p})
+			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: describeAnswer(ans), thread: snap.Thread.ID, answer: &ans, st: st})
 		},
 	}
 	f.register(cmd)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -71,7 +72,7 @@ func newChatCmd() *cobra.Command {
 			}
 			o := f.options()
 			if err := agent.ApplyModel(&o, spec, &r.Caps, cfg); err != nil {
-				return usageError(err)
+				return usageError(flagError(err))
 			}
 			dir, err := f.workspaceDir()
 			if err != nil {
@@ -106,12 +107,6 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 		defer mcpm.Close()
 	}
 	b, cfg := chatBackend(f, file, spec, dir, st, mcpm, cmd.ErrOrStderr())
-	// Composed now, so that a tool flag that cannot work is refused before
-	// the screen is taken; the chat's threads share the set.
-	if _, err := b.threadTools(ctx, session.Thread{Settings: cfg}, f.approval); err != nil {
-		b.close()
-		return usageError(err)
-	}
 	sched, stop, err := b.runtime(ctx, cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -119,10 +114,18 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 	// Interrupts a turn still running and waits for it (its end and trace
 	// are stored), so nothing outlives the command.
 	defer stop()
-	ws, err := b.openWorkspace(dir)
+	// Composed now, so that a tool flag that cannot work is refused before
+	// the screen is taken; the chat's threads share the set.
+	if err := b.agent().Prepare(ctx, session.Thread{Settings: cfg}); err != nil {
+		return usageError(flagError(err))
+	}
+	// The chat's own view of the workspace (@ completion, the approval
+	// box's diffs), through the sandbox with the config's deny list.
+	ws, err := openWorkspace(dir, sandboxOptions(file))
 	if err != nil {
 		return usageError(err)
 	}
+	defer ws.Close()
 	be := tui.NewSession(sched, tui.SessionOptions{Config: cfg, Threads: func(ctx context.Context) ([]tui.ThreadInfo, error) {
 		ts, _, err := st.Threads(ctx, 50, "")
 		if err != nil {
@@ -137,7 +140,7 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 	opts := tui.Options{Model: spec.String(), Thread: thread, Workspace: ws, Dir: cfg.Workspace, History: chatHistory(dir, cmd.ErrOrStderr()),
 		Models: configuredModels(file, spec.String()),
 		SetModel: func(ctx context.Context, threadID, model string) error {
-			return b.switchModel(ctx, st, threadID, model)
+			return b.agent().SwitchModel(ctx, threadID, model)
 		},
 		Changes: func(ctx context.Context, threadID string) (string, error) {
 			items, err := st.Items(ctx, threadID)
@@ -214,6 +217,36 @@ func chatBackend(f *turnFlags, file *config.File, spec provider.Spec, dir string
 		compose: &f.tools,
 	}
 	cfg := session.ThreadConfig{Workspace: dir, Model: spec.String(), Instructions: f.system, EnableTools: f.tools.enabled,
-		DisableTools: f.tools.suppressed, Approval: f.approval, MaxRounds: f.maxRounds}
+		DisableTools: f.tools.suppressed, ForceTools: f.tools.forced, Approval: f.approval, MaxRounds: f.maxRounds}
 	return b, cfg
+}
+
+// configuredModels are the models the config file names, as
+// provider:model, for /model's picker: the current one first, then the
+// default, each provider's listed models and each model table (not the
+// provider:* ones), sorted.
+func configuredModels(f *config.File, current string) []string {
+	var out []string
+	add := func(s string) {
+		if s != "" && !strings.HasSuffix(s, ":*") && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	add(current)
+	if f == nil {
+		return out
+	}
+	add(f.Model)
+	for name, p := range f.Providers {
+		for m := range p.Models {
+			add(name + ":" + m)
+		}
+	}
+	for m := range f.Models {
+		add(m)
+	}
+	if len(out) > 1 {
+		slices.Sort(out[1:])
+	}
+	return out
 }

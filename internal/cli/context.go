@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,20 +35,22 @@ func newContextCmd() *cobra.Command {
 			"the model's context window: system, instructions, memory, knowledge, skills, tools, history,\n" +
 			"tool results, the room kept for the answer, and what is free. Counts are tokenizer estimates\n" +
 			"(marked ~ when the window or the tokenizer is a guess for the model).\n\n" +
-			"THREAD is a thread in the store. --history FILE counts a JSON file instead: an array of items,\n" +
-			"or {\"system\": \"…\", \"tools\": [...], \"items\": [...]}. The system prompt and the tool\n" +
-			"definitions are not stored with a thread; give them in such a file to count them.",
+			"THREAD is a thread in the store: its system prompt and tool definitions are counted as its last\n" +
+			"request sent them (the context report kept in its trace), its history as it stands. --history\n" +
+			"FILE counts a JSON file instead: an array of items, or {\"system\": \"…\", \"tools\": [...],\n" +
+			"\"items\": [...]}.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (len(args) == 1) == (history != "") {
 				return usageError(errors.New("give one of THREAD and --history FILE"))
 			}
 			req := &llm.Request{}
+			var sent *event.ContextReport
 			var err error
 			if history != "" {
 				req, err = readHistory(history)
 			} else {
-				req.Items, model, err = threadContext(cmd.Context(), db, args[0], model)
+				req.Items, sent, model, err = threadContext(cmd.Context(), db, args[0], model)
 			}
 			if err != nil {
 				return err
@@ -65,7 +68,7 @@ func newContextCmd() *cobra.Command {
 				return usageError(err)
 			}
 			req.Model = spec.Model
-			r := w.Report(req)
+			r := w.ReportSent(req, sent)
 			r.Model = spec.String()
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -74,6 +77,9 @@ func newContextCmd() *cobra.Command {
 				return enc.Encode(r)
 			}
 			printContext(out, r, len(req.Items))
+			if history == "" && sent == nil {
+				fmt.Fprintln(out, "the thread's trace holds no context report (its turns ran without a context window), so its system prompt and tools are not counted")
+			}
 			return nil
 		},
 	}
@@ -113,28 +119,48 @@ func capabilitiesOf(spec provider.Spec, f *config.File) provider.Capabilities {
 }
 
 // threadContext loads a stored thread's items as its next turn would send
-// them, and its model unless one was given.
-func threadContext(ctx context.Context, db, id, model string) ([]llm.Item, string, error) {
+// them, the context report of its last request (nil when its trace holds
+// none), and its model unless one was given.
+func threadContext(ctx context.Context, db, id, model string) ([]llm.Item, *event.ContextReport, string, error) {
 	st, err := openStore(ctx, db)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	defer st.Close()
 	t, err := st.Thread(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, "", usageError(fmt.Errorf("no thread %s in %s (rein sessions list shows them)", id, st.Path()))
+		return nil, nil, "", usageError(fmt.Errorf("no thread %s in %s (rein sessions list shows them)", id, st.Path()))
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	items, err := st.Items(ctx, id)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
+	}
+	trace, err := st.Trace(ctx, id)
+	if err != nil {
+		return nil, nil, "", err
 	}
 	if model == "" {
 		model = t.Settings.Model
 	}
-	return loop.ContextOf(items), model, nil
+	return loop.ContextOf(items), lastContext(trace), model, nil
+}
+
+// lastContext returns the context report of the last request in a
+// thread's trace: what its system prompt and tools cost when sent.
+func lastContext(trace []json.RawMessage) *event.ContextReport {
+	for i := len(trace) - 1; i >= 0; i-- {
+		if !bytes.Contains(trace[i], []byte(`"context"`)) {
+			continue // most events are not; skip decoding them
+		}
+		var e event.Event
+		if json.Unmarshal(trace[i], &e) == nil && e.Type == event.Context && e.Context != nil {
+			return e.Context
+		}
+	}
+	return nil
 }
 
 // readHistory reads a request to count from a JSON file: an array of

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
@@ -142,4 +144,19 @@ func (f *turnFlags) providerConfig(cfg *config.File, warnw io.Writer) provider.C
 // warnTo returns a provider warning hook that prints to w.
 func warnTo(w io.Writer) func(string) {
 	return func(msg string) { fmt.Fprintf(w, "rein: warning: %s\n", msg) }
+}
+
+// flagError says a library error in the command's words: the flag that
+// sets what the runtime refused (agent's errors name settings, not flags).
+func flagError(err error) error {
+	if pe, ok := errors.AsType[*agent.PriceError](err); ok {
+		if pe.Unknowable {
+			return fmt.Errorf("--max-cost needs a price for %s, and none is known; drop --max-cost, or budget the turn with --max-tokens or --timeout", pe.Spec)
+		}
+		return fmt.Errorf("--max-cost needs a price for %s; set one in the config file (rein models shows what is known)", pe.Spec)
+	}
+	if se, ok := errors.AsType[*agent.SettingError](err); ok {
+		return fmt.Errorf("--%s %w", se.Setting, se.Err)
+	}
+	return err
 }

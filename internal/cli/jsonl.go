@@ -24,10 +24,12 @@ func (j *jsonLines) Handle(e event.Event) { j.enc.Encode(e) }
 
 // outcomeLine is the last line of --json output (DESIGN §13).
 type outcomeLine struct {
-	Type             string          `json:"type"`
-	Status           loop.Status     `json:"status"`
-	StopReason       loop.StopReason `json:"stop_reason"`
-	Answer           string          `json:"answer"`
+	Type       string          `json:"type"`
+	Status     loop.Status     `json:"status"`
+	StopReason loop.StopReason `json:"stop_reason"`
+	Answer     string          `json:"answer"`
+	// Output is the structured answer of rein run --schema.
+	Output           json.RawMessage `json:"output,omitempty"`
 	Rounds           int             `json:"rounds"`
 	SettlementRounds int             `json:"settlement_rounds"`
 	ToolSteps        int             `json:"tool_steps"`
@@ -41,7 +43,7 @@ type outcomeLine struct {
 
 func (j *jsonLines) outcome(o *loop.Outcome) {
 	l := outcomeLine{
-		Type: "outcome", Status: o.Status, StopReason: o.StopReason, Answer: o.Answer,
+		Type: "outcome", Status: o.Status, StopReason: o.StopReason, Answer: o.Answer, Output: o.Output,
 		Rounds: o.Rounds, SettlementRounds: o.SettlementRounds, ToolSteps: o.ToolSteps,
 		Usage: o.Usage, Cost: o.Cost, ThreadID: o.ThreadID, TurnID: o.TurnID, Pause: o.Pause,
 	}

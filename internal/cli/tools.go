@@ -21,7 +21,7 @@ import (
 // toolFlags are the flags that decide which tools a turn gets (DESIGN §7.2,
 // §13). `rein tools` has them, and so can run and chat.
 type toolFlags struct {
-	// approval is the turn's approval policy, set by run before composing.
+	// approval is the approval policy to compose under (rein tools' --approval).
 	approval string
 	// sandbox is the turn's sandbox mode (DESIGN §7.4); "" is
 	// workspace-write.
@@ -31,6 +31,7 @@ type toolFlags struct {
 	exec       bool
 	enabled    []string
 	suppressed []string
+	forced     []string
 	capability string
 	exclusive  bool
 	attach     []string
@@ -39,9 +40,6 @@ type toolFlags struct {
 	// command before composing; nil leaves them out (their gates fail
 	// closed).
 	st *store.Store
-	// cronScheduled is told when the cron tool adds a job, so the
-	// process's scheduler (rein serve's) looks at it at once; nil for none.
-	cronScheduled func()
 	// mcp is the process's MCP servers, nil when none are configured:
 	// their tools are deferred, offered through load_tools.
 	mcp *mcp.Manager
@@ -58,9 +56,6 @@ type toolFlags struct {
 	// webSearch is the config's [web_search] table, set by the command
 	// before composing: with a backend, the turn gets web_search.
 	webSearch config.WebSearch
-	// ownSearch says the turn's model has a search of its own
-	// (provider.Capabilities.WebSearch), which web_search then is.
-	ownSearch bool
 }
 
 func (f *toolFlags) register(cmd *cobra.Command) {
@@ -73,6 +68,7 @@ func (f *toolFlags) register(cmd *cobra.Command) {
 			"full-access (commands on the host with the network, without asking)")
 	fl.StringArrayVar(&f.enabled, "tool", nil, "switch on the optional tool NAME; repeatable")
 	fl.StringArrayVar(&f.suppressed, "no-tool", nil, "remove the tool NAME, whatever mounts it; repeatable")
+	fl.StringArrayVar(&f.forced, "force-tool", nil, "mount the tool NAME whatever its gates say (exec and code_execution still need a sandbox or approval; --no-tool and the sandbox mode still win); repeatable")
 	fl.StringVar(&f.capability, "capability", defaultCapability,
 		`the active capability: "workspace" (the file tools), "none", or NAME=TOOL,TOOL,… for a bundle of registered tools`)
 	fl.BoolVar(&f.exclusive, "exclusive", false, "the capability owns the turn: only its tools, ask_user, and rag and kb_files with --kb")
@@ -106,14 +102,13 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 	}
 	c, err := agent.Compose(ctx, ws, agent.Composition{
 		Tools: agent.Tools{Capability: f.capability, Exclusive: f.exclusive, Exec: f.exec, Enable: f.enabled,
-			Disable: f.suppressed, KBs: f.kbs, Attach: f.attach},
+			Disable: f.suppressed, Force: f.forced, KBs: f.kbs, Attach: f.attach},
 		Sandbox: mode, Approval: tool.Policy(f.approval), SandboxOptions: f.sandboxOpts,
-		Store: f.st, MCP: f.mcp, CronScheduled: f.cronScheduled,
-		WebSearch: f.webSearch, OwnSearch: f.ownSearch, Detect: detectSandbox, Log: logw,
+		Store: f.st, MCP: f.mcp, WebSearch: f.webSearch, Detect: detectSandbox, Log: logw,
 	})
 	if err != nil {
 		f.loaded, f.offer = nil, nil
-		return nil, nil, nil, err
+		return nil, nil, nil, flagError(err)
 	}
 	f.loaded, f.offer = c.Knowledge, c.Offer
 	return c.Set, c.Report, c.Capability, nil

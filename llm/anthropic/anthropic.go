@@ -102,9 +102,25 @@ func New(opts Options) (*Model, error) {
 	return &Model{opts: opts, endpoint: newEndpoint(&opts)}, nil
 }
 
+// OutputMode implements llm.OutputModer: a structured answer is asked for
+// as a forced tool call, which every Claude model with tools takes (the
+// Messages API's own JSON output is in beta for some models only).
+func (m *Model) OutputMode() llm.OutputMode { return llm.OutputTool }
+
 // Stream sends one request. Errors before the response (a refused
 // connection, an error status) are returned from Stream, streaming or not.
+// A turn the API pauses (pause_turn) is continued within the stream
+// (pause.go).
 func (m *Model) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	s, err := m.stream(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &pausingStream{ctx: ctx, m: m, req: req, cur: s}, nil
+}
+
+// stream sends one request of a round.
+func (m *Model) stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	stream := !m.opts.DisableStreaming
 	body, err := m.body(req, stream)
 	if err != nil {

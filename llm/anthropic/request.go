@@ -254,7 +254,8 @@ func isObject(raw []byte) bool {
 	return false
 }
 
-// tools returns the tool definitions and tool_choice for req; parallel,
+// tools returns the tool definitions and tool_choice for req (a forced
+// tool, req.ForceTool, as {"type":"tool","name":...}); parallel,
 // when set (Options.ParallelToolCalls), wins over req.ParallelCalls.
 //
 // The API refuses tool_use and tool_result blocks in a request that defines
@@ -295,6 +296,9 @@ func tools(req *llm.Request, parallel *bool) ([]sdk.ToolUnionParam, sdk.ToolChoi
 		allow = *parallel
 	}
 	disable := param.NewOpt(!allow)
+	if req.ForceTool != "" && len(req.Tools) > 0 {
+		return out, sdk.ToolChoiceUnionParam{OfTool: &sdk.ToolChoiceToolParam{Name: req.ForceTool, DisableParallelToolUse: disable}}
+	}
 	switch choice {
 	case llm.ToolChoiceNone:
 		return out, sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}

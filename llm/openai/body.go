@@ -79,7 +79,10 @@ func (o *object) int(k string, n int64) {
 // over the request's. "none" keeps the definitions: the prompt cache stays
 // warm and servers that want definitions beside earlier calls are
 // satisfied.
-func (o *object) tools(req *llm.Request, parallel *bool, cache *atomic.Pointer[toolsCache], write func(b []byte, s *llm.ToolSpec, params []byte) []byte) error {
+//
+// A forced tool (llm.Request.ForceTool) is written by force, in its
+// protocol's shape.
+func (o *object) tools(req *llm.Request, parallel *bool, cache *atomic.Pointer[toolsCache], write func(b []byte, s *llm.ToolSpec, params []byte) []byte, force func(b []byte, name string) []byte) error {
 	if !o.replaced("tools") {
 		tools, err := toolsJSON(cache, req.Tools, write)
 		if err != nil {
@@ -91,7 +94,13 @@ func (o *object) tools(req *llm.Request, parallel *bool, cache *atomic.Pointer[t
 	if choice == "" {
 		choice = llm.ToolChoiceAuto
 	}
-	o.string("tool_choice", string(choice))
+	if req.ForceTool != "" {
+		if o.field("tool_choice") {
+			o.b = force(o.b, req.ForceTool)
+		}
+	} else {
+		o.string("tool_choice", string(choice))
+	}
 	switch {
 	case parallel != nil && !*parallel:
 		o.raw("parallel_tool_calls", []byte("false"))
@@ -99,6 +108,29 @@ func (o *object) tools(req *llm.Request, parallel *bool, cache *atomic.Pointer[t
 		o.raw("parallel_tool_calls", []byte("true"))
 	}
 	return nil
+}
+
+// appendOutputFormat appends the json_schema format of a structured
+// answer: Chat's response_format.json_schema, or (flat, with the type)
+// Responses' text.format. The schema goes as given; strict is sent only
+// when the output asks for it, since strict schemas must list every
+// property as required.
+func appendOutputFormat(b []byte, out *llm.Output, flat bool) []byte {
+	b = append(b, '{')
+	if flat {
+		b = append(b, `"type":"json_schema",`...)
+	}
+	b = append(b, `"name":`...)
+	b = jsontext.AppendString(b, out.Name)
+	if out.Description != "" {
+		b = append(b, `,"description":`...)
+		b = jsontext.AppendString(b, out.Description)
+	}
+	b = append(b, `,"schema":`...)
+	b = append(b, compactJSON(string(out.Schema))...)
+	b = append(b, `,"strict":`...)
+	b = strconv.AppendBool(b, out.Strict)
+	return append(b, '}')
 }
 
 // temperature writes the temperature when the request sets one.

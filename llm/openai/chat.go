@@ -41,6 +41,16 @@ func NewChat(opts Options) *Chat {
 // or switched to after an [llm.ToolsUnsupported] error.
 func (c *Chat) TextTools() bool { return c.textTools.Load() }
 
+// OutputMode implements llm.OutputModer: a structured answer goes as
+// response_format json_schema, unless the options or text tool mode say
+// to ask for a forced tool call instead.
+func (c *Chat) OutputMode() llm.OutputMode {
+	if c.opts.OutputTool || c.textTools.Load() {
+		return llm.OutputTool
+	}
+	return llm.OutputNative
+}
+
 // Stream implements llm.Model. A request with tools that the server refuses
 // with an [llm.ToolsUnsupported] error — a structured code, or a known
 // local server's wording (refusesTools) — is sent again in text tool mode,

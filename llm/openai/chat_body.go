@@ -50,9 +50,14 @@ func (c *Chat) chatBody(req *llm.Request, stream, textTools bool) ([]byte, error
 	}
 	o.string("model", model)
 	if len(req.Tools) > 0 && !textTools {
-		if err := o.tools(req, c.opts.ParallelToolCalls, &c.tools, chatTool); err != nil {
+		if err := o.tools(req, c.opts.ParallelToolCalls, &c.tools, chatTool, chatForced); err != nil {
 			return nil, err
 		}
+	}
+	if out := req.Output; out != nil && o.field("response_format") {
+		o.b = append(o.b, `{"type":"json_schema","json_schema":`...)
+		o.b = appendOutputFormat(o.b, out, false)
+		o.b = append(o.b, '}')
 	}
 	if n := req.MaxOutputTokens; n > 0 {
 		tp := c.opts.TokenParam
@@ -96,6 +101,13 @@ func chatTool(b []byte, s *llm.ToolSpec, params []byte) []byte {
 	}
 	b = append(b, `,"parameters":`...)
 	b = append(b, params...)
+	return append(b, "}}"...)
+}
+
+// chatForced writes the tool_choice that forces a call of name.
+func chatForced(b []byte, name string) []byte {
+	b = append(b, `{"type":"function","function":{"name":`...)
+	b = jsontext.AppendString(b, name)
 	return append(b, "}}"...)
 }
 

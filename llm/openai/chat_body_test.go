@@ -198,6 +198,15 @@ func TestChatBodyMeansWhatTheSDKSent(t *testing.T) {
 		func(s string) *llm.Request {
 			return &llm.Request{Items: chatItems(s, "t1"), TurnID: "t9", Tools: tools[:1], ToolChoice: "required", MaxOutputTokens: 1}
 		},
+		func(s string) *llm.Request {
+			// A structured answer: the format, and a forced tool.
+			out := &llm.Output{Name: "Person", Description: s, Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"` + "\\u003c" + `"}},"required":["name"],"additionalProperties":false}`), Strict: true}
+			return &llm.Request{Items: chatItems(s, "t1"), TurnID: "t1", Tools: tools, ForceTool: "weather", Output: out}
+		},
+		func(s string) *llm.Request {
+			out := &llm.Output{Name: "n", Schema: json.RawMessage(" {\n \"type\": \"object\"}")}
+			return &llm.Request{Items: []llm.Item{llm.UserText(s)}, Output: out}
+		},
 	}
 	for oi, opts := range optss {
 		c := NewChat(opts)

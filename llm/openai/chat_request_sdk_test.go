@@ -45,9 +45,23 @@ func (c *Chat) sdkChatParams(req *llm.Request, stream, textTools bool) (openai.C
 		// servers that want definitions beside earlier tool messages are
 		// satisfied.
 		p.ToolChoice.OfAuto = openai.String(string(choice))
+		if req.ForceTool != "" {
+			p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ForceTool})
+		}
 		if req.ParallelCalls {
 			p.ParallelToolCalls = openai.Bool(true)
 		}
+	}
+	if out := req.Output; out != nil {
+		schema, err := schemaMap(out.Schema)
+		if err != nil {
+			return p, fmt.Errorf("output %q: %w", out.Name, err)
+		}
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: out.Name, Schema: schema, Strict: openai.Bool(out.Strict)}
+		if out.Description != "" {
+			js.Description = openai.String(out.Description)
+		}
+		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
 	}
 	if n := int64(req.MaxOutputTokens); n > 0 {
 		tp := c.opts.TokenParam

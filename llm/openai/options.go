@@ -87,6 +87,13 @@ type Options struct {
 	Organization string
 	Project      string
 
+	// OutputTool asks for a structured answer (llm.Request.Output) with a
+	// forced tool call rather than the protocol's own JSON Schema format
+	// (Chat response_format, Responses text.format): for compatible
+	// servers that do not take the format. The engine reads it through
+	// the model's OutputMode.
+	OutputTool bool
+
 	// TextTools drives the model in text tool mode (DESIGN §5.2), for
 	// servers without native function calling: tools are described in the
 	// system prompt (Responses: the instructions), calls are parsed from

@@ -35,6 +35,16 @@ func NewResponses(opts Options) *Responses {
 	return &Responses{opts: opts, endpoint: opts.newEndpoint("responses")}
 }
 
+// OutputMode implements llm.OutputModer: a structured answer goes as
+// text.format json_schema, unless the options ask for a forced tool call
+// or the model runs in text tool mode.
+func (r *Responses) OutputMode() llm.OutputMode {
+	if r.opts.OutputTool || r.opts.TextTools {
+		return llm.OutputTool
+	}
+	return llm.OutputNative
+}
+
 // Stream implements llm.Model.
 func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	body, err := r.responsesBody(req, !r.opts.NoStream)

@@ -68,9 +68,14 @@ func (r *Responses) responsesBody(req *llm.Request, stream bool) ([]byte, error)
 		o.b = append(o.b, b...)
 	}
 	if len(req.Tools) > 0 && !textTools {
-		if err := o.tools(req, r.opts.ParallelToolCalls, &r.tools, responsesTool); err != nil {
+		if err := o.tools(req, r.opts.ParallelToolCalls, &r.tools, responsesTool, responsesForced); err != nil {
 			return nil, err
 		}
+	}
+	if out := req.Output; out != nil && o.field("text") {
+		o.b = append(o.b, `{"format":`...)
+		o.b = appendOutputFormat(o.b, out, true)
+		o.b = append(o.b, '}')
 	}
 	if n := req.MaxOutputTokens; n > 0 {
 		o.int("max_output_tokens", int64(n))
@@ -109,6 +114,13 @@ func responsesTool(b []byte, s *llm.ToolSpec, params []byte) []byte {
 	b = append(b, `,"parameters":`...)
 	b = append(b, params...)
 	return append(b, `,"strict":false}`...)
+}
+
+// responsesForced writes the tool_choice that forces a call of name.
+func responsesForced(b []byte, name string) []byte {
+	b = append(b, `{"type":"function","name":`...)
+	b = jsontext.AppendString(b, name)
+	return append(b, '}')
 }
 
 // appendInput appends the input array: the items of responsesInput.

@@ -78,9 +78,23 @@ func (r *Responses) responsesParams(req *llm.Request) (responses.ResponseNewPara
 			choice = llm.ToolChoiceAuto
 		}
 		p.ToolChoice.OfToolChoiceMode = openai.Opt(responses.ToolChoiceOptions(choice))
+		if req.ForceTool != "" {
+			p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfFunctionTool: &responses.ToolChoiceFunctionParam{Name: req.ForceTool}}
+		}
 		if req.ParallelCalls {
 			p.ParallelToolCalls = openai.Bool(true)
 		}
+	}
+	if out := req.Output; out != nil {
+		schema, err := schemaMap(out.Schema)
+		if err != nil {
+			return p, fmt.Errorf("output %q: %w", out.Name, err)
+		}
+		f := &responses.ResponseFormatTextJSONSchemaConfigParam{Name: out.Name, Schema: schema, Strict: openai.Bool(out.Strict)}
+		if out.Description != "" {
+			f.Description = openai.String(out.Description)
+		}
+		p.Text.Format.OfJSONSchema = f
 	}
 	if n := int64(req.MaxOutputTokens); n > 0 {
 		p.MaxOutputTokens = openai.Int(n)

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const personSchema = `{"title":"Person","type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},"required":["name","age"],"additionalProperties":false}`
+
+// TestRunSchemaPrintsTheJSON: rein run --schema asks for the answer in the
+// schema's shape (a scripted model takes it as a tool beside the workspace's, forced after a wrong call), repairs
+// a wrong one, and prints the JSON alone on stdout, the turn on stderr; with
+// --json the outcome line carries it.
+func TestRunSchemaPrintsTheJSON(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	schema := filepath.Join(dir, "person.json")
+	if err := os.WriteFile(schema, []byte(personSchema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `rounds:
+  - calls: [{name: Person, args: {name: Alice, age: thirty}}]
+    expect: [{tools_include: [Person, read_file]}]
+  - calls: [{name: Person, args: {name: Alice, age: 30}}]
+    expect: [{result: {tool: Person, contains: age}}, {tool_choice: required}]
+`
+	code, stdout, stderr := runMain(t, context.Background(), "run", "--model", "scripted:"+writeScript(t, script), "--workspace", dir, "--schema", schema, "who?")
+	if code != ExitCompleted {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || got["name"] != "Alice" || got["age"] != 30.0 {
+		t.Fatalf("stdout %q (%v), want the answer's JSON alone", stdout, err)
+	}
+	if !strings.Contains(stderr, "completed") {
+		t.Errorf("stderr %q lacks the turn's summary", stderr)
+	}
+
+	code, stdout, stderr = runMain(t, context.Background(), "run", "--json", "--model", "scripted:"+writeScript(t, script), "--workspace", dir, "--schema", schema, "who?")
+	if code != ExitCompleted {
+		t.Fatalf("--json: exit %d, stderr %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var last struct {
+		Type   string          `json:"type"`
+		Output json.RawMessage `json:"output"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Type != "outcome" || string(last.Output) != `{"name":"Alice","age":30}` {
+		t.Errorf("outcome line %s, want output {\"name\":\"Alice\",\"age\":30}", lines[len(lines)-1])
+	}
+}
+
+func TestRunSchemaRefusesABadSchema(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	script := writeScript(t, "rounds:\n  - text: hi\n")
+	for name, body := range map[string]string{"list.json": `{"type":"array"}`, "broken.json": `{`} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		if code, _, stderr := runMain(t, context.Background(), "run", "--model", "scripted:"+script, "--workspace", dir, "--schema", p, "x"); code != ExitUsage || !strings.Contains(stderr, "--schema") {
+			t.Errorf("%s: exit %d, stderr %q; want 2 naming --schema", name, code, stderr)
+		}
+	}
+	if code, _, _ := runMain(t, context.Background(), "run", "--model", "scripted:"+script, "--workspace", dir, "--schema", filepath.Join(dir, "none.json"), "x"); code != ExitUsage {
+		t.Errorf("a missing schema file: exit %d, want 2", code)
+	}
+}
