@@ -102,7 +102,8 @@ type Runtime struct {
 
 	mu     sync.Mutex
 	models map[string]modelCaps // by thread id
-	// switched are the models SetModel chose, by thread id.
+	// switched are the models SwitchModel chose, by thread id
+	// (switch.go).
 	switched map[string]string
 	// tools are the sets of the threads whose set grows, by thread id;
 	// shared, the others, by what they were composed from.
@@ -159,6 +160,9 @@ func (r *Runtime) Session() (session.Config, error) {
 // runtime's forced ones over them.
 func (r *Runtime) settings(th record.Thread) record.Settings {
 	c, f := th.Settings, r.c.Force
+	if m := r.switchedModel(th.ID); m != "" {
+		c.Model = m
+	}
 	over := func(dst *string, v string) {
 		if v != "" {
 			*dst = v
@@ -181,28 +185,7 @@ func (r *Runtime) settings(th record.Thread) record.Settings {
 	if f.ForceTools != nil {
 		c.ForceTools = f.ForceTools
 	}
-	r.mu.Lock()
-	if m := r.switched[th.ID]; m != "" {
-		c.Model = m
-	}
-	r.mu.Unlock()
 	return c
-}
-
-// SetModel makes spec the model of the thread's next runs (chat's
-// /model), over the model of the settings the scheduler holds; the caller
-// stores it in the thread's settings too, so a resumed thread keeps it.
-func (r *Runtime) SetModel(threadID string, spec provider.Spec) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	put(&r.switched, threadID, spec.String())
-	delete(r.models, threadID)
-}
-
-// OpenWorkspace returns the workspace of dir, shared with the runs of the
-// threads working there (opened on first use; closed by Close).
-func (r *Runtime) OpenWorkspace(dir string) (*sandbox.Workspace, error) {
-	return r.openWorkspace(dir)
 }
 
 // modelCaps is a thread's model and what is known of it.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -138,10 +139,13 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 	if err := b.agent().Prepare(ctx, session.Thread{Settings: cfg}); err != nil {
 		return usageError(flagError(err))
 	}
-	ws, err := b.agent().OpenWorkspace(dir)
+	// The chat's own view of the workspace (@ completion, the approval
+	// box's diffs), through the sandbox with the config's deny list.
+	ws, err := openWorkspace(dir, sandboxOptions(file))
 	if err != nil {
 		return usageError(err)
 	}
+	defer ws.Close()
 	be := tui.NewSession(sched, tui.SessionOptions{Config: cfg, Threads: func(ctx context.Context) ([]tui.ThreadInfo, error) {
 		ts, _, err := st.Threads(ctx, 50, "")
 		if err != nil {
@@ -156,7 +160,7 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 	opts := tui.Options{Model: spec.String(), Thread: thread, Workspace: ws, Dir: cfg.Workspace, History: chatHistory(dir, cmd.ErrOrStderr()),
 		Models: configuredModels(file, spec.String()),
 		SetModel: func(ctx context.Context, threadID, model string) error {
-			return b.switchModel(ctx, st, threadID, model)
+			return b.agent().SwitchModel(ctx, threadID, model)
 		},
 		Changes: func(ctx context.Context, threadID string) (string, error) {
 			items, err := st.Items(ctx, threadID)
@@ -242,4 +246,34 @@ func chatBackend(f *turnFlags, file *config.File, spec provider.Spec, dir string
 	cfg := session.ThreadConfig{Workspace: dir, Model: spec.String(), Instructions: f.system, EnableTools: f.tools.enabled,
 		DisableTools: f.tools.suppressed, ForceTools: f.tools.forced, Approval: f.approval, MaxRounds: f.maxRounds}
 	return b, cfg
+}
+
+// configuredModels are the models the config file names, as
+// provider:model, for /model's picker: the current one first, then the
+// default, each provider's listed models and each model table (not the
+// provider:* ones), sorted.
+func configuredModels(f *config.File, current string) []string {
+	var out []string
+	add := func(s string) {
+		if s != "" && !strings.HasSuffix(s, ":*") && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	add(current)
+	if f == nil {
+		return out
+	}
+	add(f.Model)
+	for name, p := range f.Providers {
+		for m := range p.Models {
+			add(name + ":" + m)
+		}
+	}
+	for m := range f.Models {
+		add(m)
+	}
+	if len(out) > 1 {
+		slices.Sort(out[1:])
+	}
+	return out
 }

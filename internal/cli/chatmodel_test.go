@@ -35,7 +35,7 @@ func TestChatModelSwitchTakesTheNextTurnAndIsStored(t *testing.T) {
 	model := func() string {
 		t.Helper()
 		// The scheduler hands setup the settings it loaded, the old model.
-		o, release, err := b.setup(t.Context(), session.Thread{ID: th.ID, Settings: th.Settings})
+		o, release, err := b.agent().Setup(t.Context(), session.Thread{ID: th.ID, Settings: th.Settings})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,10 +57,10 @@ func TestChatModelSwitchTakesTheNextTurnAndIsStored(t *testing.T) {
 	if got := model(); got != "one" {
 		t.Fatalf("model before the switch = %s", got)
 	}
-	if err := b.switchModel(t.Context(), st, th.ID, "nosuchprovider:x"); err == nil {
+	if err := b.agent().SwitchModel(t.Context(), th.ID, "nosuchprovider:x"); err == nil {
 		t.Fatal("a model that does not resolve was accepted")
 	}
-	if err := b.switchModel(t.Context(), st, th.ID, "scripted:"+second); err != nil {
+	if err := b.agent().SwitchModel(t.Context(), th.ID, "scripted:"+second); err != nil {
 		t.Fatal(err)
 	}
 	if got := model(); got != "two" {
