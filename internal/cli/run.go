@@ -258,6 +258,11 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		h.summary(outcome)
 		reportThread(logw, outcome)
 	}
+	if t.StopReason == session.StopStoreError {
+		// The turn ran but the store refused its end (a full disk): a
+		// failure of rein's, said on stderr whatever the output mode.
+		return &exitError{code: ExitFailed, err: errors.New(t.Error)}
+	}
 	switch outcome.Status {
 	case loop.StatusCompleted:
 		return nil
