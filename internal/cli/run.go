@@ -294,6 +294,11 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 			printJSON(out, outcome.Output)
 		}
 	}
+	if t.StopReason == session.StopStoreError {
+		// The turn ran but the store refused its end (a full disk): a
+		// failure of rein's, said on stderr whatever the output mode.
+		return &exitError{code: ExitFailed, err: errors.New(t.Error)}
+	}
 	switch outcome.Status {
 	case loop.StatusCompleted:
 		return nil
