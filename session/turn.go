@@ -407,7 +407,7 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 	rec := t.rec
 	rec.Status = out.Status
 	rec.StopReason = out.StopReason
-	rec.Answer = out.Answer
+	rec.Answer, rec.Output = out.Answer, out.Output
 	rec.Rounds, rec.SettlementRounds, rec.ToolSteps = out.Rounds, out.SettlementRounds, out.ToolSteps
 	rec.Usage, rec.Cost = out.Usage, out.Cost
 	rec.Error = ""

@@ -60,7 +60,7 @@ func turnError(ctx context.Context, sched *session.Scheduler, thread string, err
 // as the runtime stored it.
 func turnOutcome(t session.Turn) *loop.Outcome {
 	o := &loop.Outcome{
-		ThreadID: t.ThreadID, TurnID: t.ID, Status: t.Status, StopReason: t.StopReason, Answer: t.Answer,
+		ThreadID: t.ThreadID, TurnID: t.ID, Status: t.Status, StopReason: t.StopReason, Answer: t.Answer, Output: t.Output,
 		Rounds: t.Rounds, SettlementRounds: t.SettlementRounds, ToolSteps: t.ToolSteps,
 		Usage: t.Usage, Cost: t.Cost, Pause: t.Pause,
 	}
