@@ -65,6 +65,7 @@ func (h *human) line(s string) {
 	h.writeLine(s)
 }
 
+// writeLine is line with h.mu held (Handle holds it).
 func (h *human) writeLine(s string) {
 	h.clearStatus()
 	if h.midLine {

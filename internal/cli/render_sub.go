@@ -22,22 +22,22 @@ func (h *human) subagent(e event.Event) {
 	pad := strings.Repeat("  │ ", max(depth, 1))
 	switch s.Type {
 	case event.ToolStarted:
-		h.line(fmt.Sprintf("%s%s %-10s %s  %s", pad, h.bold("▸"), s.Name, summarizeArgs(s.Args, 50), h.dim(h.at(s.Time))))
+		h.writeLine(fmt.Sprintf("%s%s %-10s %s  %s", pad, h.bold("▸"), s.Name, summarizeArgs(s.Args, 50), h.dim(h.at(s.Time))))
 	case event.Result:
 		mark := "✓"
 		if s.Status != "ok" && s.Status != "pending" {
 			mark = "✗"
 		}
-		h.line(fmt.Sprintf("%s%s %-10s %s  %s", pad, h.bold(mark), s.Name, h.dim(fmt.Sprintf("%4.0f ms", s.Duration)), summarizeResult(s.Content, 60)))
+		h.writeLine(fmt.Sprintf("%s%s %-10s %s  %s", pad, h.bold(mark), s.Name, h.dim(fmt.Sprintf("%4.0f ms", s.Duration)), summarizeResult(s.Content, 60)))
 	case event.Warning:
-		h.line(pad + h.dim("! "+s.Content))
+		h.writeLine(pad + h.dim("! "+s.Content))
 	case event.TurnCompleted:
 		if t := s.Turn; t != nil {
 			parts := []string{"sub-agent " + string(t.Status), plural(t.Rounds, "round"), fmt.Sprintf("%d tokens", t.Usage.Total())}
 			if t.Cost > 0 {
 				parts = append(parts, fmt.Sprintf("$%.4f", t.Cost))
 			}
-			h.line(pad + h.dim(strings.Join(parts, " · ")))
+			h.writeLine(pad + h.dim(strings.Join(parts, " · ")))
 		}
 	}
 }
