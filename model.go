@@ -21,7 +21,8 @@ type ModelOptions struct {
 // OpenModel opens the model a spec names, "PROVIDER:MODEL": openai: (the
 // Responses API), openai-chat: (Chat Completions, any compatible server),
 // anthropic:, deepseek:, or scripted:FILE (a scripted model for tests and
-// demos, package llm/scripted). The model retries as DESIGN §2.6 says. The
+// demos, package llm/scripted); a bare name whose provider it tells
+// (gpt-5, o3, claude-…, deepseek-…) works too. The model retries as DESIGN §2.6 says. The
 // config file is not read: what it adds (providers of its own, request
 // settings, prices) is package provider's Resolve.
 func OpenModel(spec string, o ModelOptions) (Model, error) {

@@ -49,10 +49,13 @@ func TestOpenModelSendsTheExplicitKey(t *testing.T) {
 
 func TestOpenModelErrors(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "")
+	t.Setenv("OPENAI_API_KEY", "")
 	for _, tc := range []struct {
 		spec, want string
 	}{
-		{"gpt-5-mini", "want PROVIDER:MODEL"},
+		// A bare name resolves where it tells its provider, and only there.
+		{"qwen3", "want PROVIDER:MODEL"},
+		{"gpt-5-mini", "openai:gpt-5-mini: OPENAI_API_KEY is not set"},
 		{"nosuch:model", "nosuch"},
 		{"anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY is not set"},
 		{"scripted:testdata/none.yaml", "none.yaml"},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reinhq/rein/agent/task"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/store"
@@ -19,8 +20,10 @@ import (
 	"github.com/reinhq/rein/tools/exec"
 	"github.com/reinhq/rein/tools/fs"
 	"github.com/reinhq/rein/tools/github"
+	"github.com/reinhq/rein/tools/kb"
 	"github.com/reinhq/rein/tools/mcp"
 	"github.com/reinhq/rein/tools/web"
+	"github.com/reinhq/rein/undo"
 )
 
 // Tools are a turn's tool switches (DESIGN §7.2): what the user turned on
@@ -63,8 +66,13 @@ type Composition struct {
 	// the same (its deny list).
 	SandboxOptions sandbox.Options
 	// Store is what the knowledge tools and their gates read; nil leaves
-	// them out (their gates fail closed).
+	// them out (their gates fail closed). It also keeps the undo journal
+	// unless Undo is given.
 	Store *store.Store
+	// Undo keeps what each turn's file tools wrote, so the turn can be
+	// undone (package undo); nil is Store, and without either turns are
+	// not undoable.
+	Undo undo.Journal
 	// MCP is the MCP servers, nil when none are configured: their tools
 	// are deferred, offered through load_tools.
 	MCP *mcp.Manager
@@ -82,6 +90,9 @@ type Composition struct {
 	Detect func() sandbox.Report
 	// Log receives the gates' failures (nil: discarded).
 	Log io.Writer
+	// Embedders give rag the embeddings of the bases that have them (nil:
+	// ProviderEmbedders from the environment and the config file).
+	Embedders kb.Embedders
 }
 
 // Composed is a turn's composed tools and what their prompt is made of.
@@ -117,7 +128,7 @@ func (t *Tools) capability(fileTools []string) (*tool.Capability, error) {
 	switch v := strings.TrimSpace(t.Capability); v {
 	case "none":
 		if t.Exclusive {
-			return nil, errors.New(`--exclusive needs a capability; --capability is "none"`)
+			return nil, &SettingError{Setting: "exclusive", Err: errors.New(`needs a capability, and the capability is "none"`)}
 		}
 		return nil, nil
 	case "workspace", "":
@@ -130,7 +141,7 @@ func (t *Tools) capability(fileTools []string) (*tool.Capability, error) {
 		name, list, ok := strings.Cut(v, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return nil, fmt.Errorf(`--capability %q: use "workspace", "none" or NAME=TOOL,TOOL,…`, v)
+			return nil, &SettingError{Setting: "capability", Err: fmt.Errorf(`%q: use "workspace", "none" or NAME=TOOL,TOOL,…`, v)}
 		}
 		c = &tool.Capability{Name: name}
 		for t := range strings.SplitSeq(list, ",") {
@@ -139,7 +150,7 @@ func (t *Tools) capability(fileTools []string) (*tool.Capability, error) {
 			}
 		}
 		if len(c.Tools) == 0 {
-			return nil, fmt.Errorf("--capability %q names no tools", v)
+			return nil, &SettingError{Setting: "capability", Err: fmt.Errorf("%q names no tools", v)}
 		}
 	}
 	c.Exclusive = t.Exclusive
@@ -148,10 +159,18 @@ func (t *Tools) capability(fileTools []string) (*tool.Capability, error) {
 
 // registry returns every tool rein has for the workspace ws, its commands
 // run by runner, and the names of its file tools. The github tool reads
-// GITHUB_TOKEN and GITHUB_API_URL.
-func registry(ws *sandbox.Workspace, runner *sandbox.Runner) (*tool.Set, []string, error) {
+// GITHUB_TOKEN and GITHUB_API_URL. With a journal j, the tools that write
+// the workspace are tracked for undo (undo.Tracker).
+func registry(ws *sandbox.Workspace, runner *sandbox.Runner, j undo.Journal) (*tool.Set, []string, error) {
+	wrap := func(t tool.Tool) tool.Tool { return t }
+	if j != nil {
+		wrap = undo.NewTracker(ws, j).Wrap
+	}
 	files := fs.Tools(ws)
-	reg := tool.NewSet(files...)
+	reg := tool.NewSet()
+	for _, t := range files {
+		reg.Add(wrap(t))
+	}
 	reg.Add(askuser.New())
 	reg.Add(web.New())
 	gh, err := github.New(github.ConfigFromEnv())
@@ -160,7 +179,7 @@ func registry(ws *sandbox.Workspace, runner *sandbox.Runner) (*tool.Set, []strin
 	}
 	reg.Add(gh)
 	for _, t := range exec.Tools(ws, exec.Options{Runner: runner}) {
-		reg.Add(t)
+		reg.Add(wrap(t))
 	}
 	names := make([]string, len(files))
 	for i, t := range files {
@@ -192,28 +211,45 @@ func (c *Composition) gates() map[tool.Flag]tool.Gate {
 }
 
 // execGate mounts exec and code_execution when asked for (Tools.Exec) and
-// they can run in the sandbox mode: in full-access mode always (on the
-// host, as the user chose); in read-only mode only inside bubblewrap, the
-// one way to keep the workspace read-only for a command; in workspace-write
-// mode inside bubblewrap, or without a sandbox only after the user's
-// approval — so not under the approval policy never.
+// they can run in the sandbox mode (ExecCase).
 func (c *Composition) execGate(context.Context) (bool, error) {
 	if !c.Tools.Exec {
 		return false, nil
 	}
-	rep := c.detect()
-	switch {
-	case c.Sandbox == sandbox.ModeFullAccess:
-		return true, nil
-	case rep.Isolation == sandbox.IsolationBwrap:
-		return true, nil
-	case c.Sandbox == sandbox.ModeReadOnly:
-		return false, fmt.Errorf("no sandbox (%s), and the read-only sandbox mode runs commands only inside bubblewrap", rep.Reason)
-	}
-	if c.Approval == tool.PolicyNever {
-		return false, fmt.Errorf("no sandbox (%s), and exec without one needs approval, which --approval never does not give", rep.Reason)
+	ok, why := ExecCase(c.Sandbox, c.Approval, c.detect())
+	if !ok {
+		return false, errors.New(why)
 	}
 	return true, nil
+}
+
+// ExecCase says whether exec can be offered under the sandbox mode mode
+// and the approval policy p on a machine whose isolation is rep, and why:
+// in full-access mode always (on the host, as the user chose); inside
+// bubblewrap in the other modes, as Codex and Claude Code offer a shell;
+// without a sandbox, in read-only mode never (bubblewrap is the one way to
+// keep the workspace read-only for a command), in workspace-write mode only
+// when each call asks for the user's approval — so not under the policy
+// never. `rein tools` and `rein doctor` print why.
+func ExecCase(mode sandbox.Mode, p tool.Policy, rep sandbox.Report) (bool, string) {
+	switch {
+	case mode == sandbox.ModeFullAccess:
+		return true, "full-access: commands run on the host without asking"
+	case rep.Isolation == sandbox.IsolationBwrap:
+		return true, fmt.Sprintf("%s: commands run inside bubblewrap, without asking", modeName(mode))
+	case mode == sandbox.ModeReadOnly:
+		return false, fmt.Sprintf("no sandbox (%s), and the read-only sandbox mode runs commands only inside bubblewrap", rep.Reason)
+	case p == tool.PolicyNever:
+		return false, fmt.Sprintf("no sandbox (%s), and exec without one needs approval, which the approval policy %q does not give", rep.Reason, tool.PolicyNever)
+	}
+	return true, fmt.Sprintf("no sandbox (%s): each command waits for your approval and runs on the host", rep.Reason)
+}
+
+func modeName(m sandbox.Mode) string {
+	if m == "" {
+		return string(sandbox.ModeWorkspaceWrite)
+	}
+	return string(m)
 }
 
 // Compose composes the tools of a turn in the workspace ws (DESIGN §7.2):
@@ -227,7 +263,11 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	if _, err := sandbox.ParseMode(string(c.Sandbox)); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	reg, fileTools, err := registry(ws, NewRunner(c.Sandbox, c.SandboxOptions, c.detect))
+	journal := c.Undo
+	if journal == nil && c.Store != nil {
+		journal = c.Store
+	}
+	reg, fileTools, err := registry(ws, NewRunner(c.Sandbox, c.SandboxOptions, c.detect), journal)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +279,7 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	if c.MCP != nil {
 		out.Offer = c.MCP.Offer(c.Sandbox == sandbox.ModeReadOnly)
 	}
-	k, err := LoadKnowledge(ctx, ws, KnowledgeConfig{Store: c.Store, KBs: c.Tools.KBs, Attach: c.Tools.Attach, Offer: out.Offer, CronScheduled: c.CronScheduled})
+	k, err := LoadKnowledge(ctx, ws, KnowledgeConfig{Store: c.Store, KBs: c.Tools.KBs, Attach: c.Tools.Attach, Offer: out.Offer, CronScheduled: c.CronScheduled, Embedders: c.Embedders})
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +304,8 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	}
 	offered := addWebSearch(reg, held, c.WebSearch, c.OwnSearch, logw)
 	forced := c.Tools.forced()
+	sub := task.New(task.Options{})
+	reg.Add(sub)
 	gates := c.gates()
 	maps.Copy(gates, k.Gates())
 	gates[tool.HasDeferredTools] = tool.On(loader != nil)
@@ -281,6 +323,7 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	if loader != nil {
 		loader.bind(out.Set)
 	}
+	sub.Bind(out.Set)
 	return out, nil
 }
 

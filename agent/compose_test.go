@@ -60,3 +60,45 @@ func TestComposeExecAndCapability(t *testing.T) {
 		t.Error("an unknown sandbox mode: no error")
 	}
 }
+
+// TestComposeOffersTaskUnlessRemoved: every composed turn has the task
+// tool (sub-agents), bound to the composed set so a read-only child is
+// told apart; --no-tool task (Disable) removes it, and an exclusive
+// capability does not get it.
+func TestComposeOffersTaskUnlessRemoved(t *testing.T) {
+	ws, err := sandbox.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	for _, tt := range []struct {
+		name  string
+		tools Tools
+		want  bool
+	}{
+		{"by default", Tools{}, true},
+		{"--no-tool task", Tools{Disable: []string{"task"}}, false},
+		{"an exclusive capability", Tools{Capability: "reader=read_file", Exclusive: true}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Compose(t.Context(), ws, Composition{Tools: tt.tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := c.Set.Get("task")
+			if ok != tt.want {
+				t.Fatalf("task mounted %v, want %v (tools %v)", ok, tt.want, c.Set.Names())
+			}
+			if !ok {
+				return
+			}
+			k, ok := got.(tool.Keyer)
+			if !ok {
+				t.Fatal("task declares no keys")
+			}
+			if k.Keys([]byte(`{"description":"d","prompt":"p","tools":["read_file","grep"]}`)).Exclusive {
+				t.Error("a child with read_file and grep runs alone: the tool is not bound to the composed set")
+			}
+		})
+	}
+}

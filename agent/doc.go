@@ -7,7 +7,14 @@
 // its redactor hides (Secrets); and what is known of its model — the
 // price that keeps a cost budget, the context window (ApplyModel).
 //
-// It is where the assembly of a turn moves out of the command line
-// (issue 12 §1); the per-thread setup (a thread's model and tools, cached
-// for its runs) follows.
+// Runtime is the per-thread setup of the session runtime, built from a
+// plain RuntimeConfig: each thread's model, opened once, its tools
+// composed in its workspace and shared where nothing can change them, its
+// prompt, redactor, price, window and spans; Runtime.Scheduler starts a
+// session.Scheduler over the store with the knowledge seed and the trace
+// attached. Continue is how a thread keeps its settings from turn to turn.
+//
+// Errors name settings, never a command's flags: a door that has flags
+// says them in its own words (the typed errors PriceError, SettingError,
+// SandboxError and ConflictError carry what it needs).
 package agent

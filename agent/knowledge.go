@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
@@ -34,6 +36,8 @@ type Knowledge struct {
 	workspace string
 	// cronScheduled wakes the process's cron scheduler after a job is added.
 	cronScheduled func()
+	// embedders give rag the embeddings of bases that have them.
+	embedders kb.Embedders
 
 	sources   []sources.Source
 	skills    *skills.Catalog
@@ -62,6 +66,10 @@ type KnowledgeConfig struct {
 	// CronScheduled is told when the cron tool adds a job, so the
 	// process's cron scheduler wakes for it (nil: it finds it by polling).
 	CronScheduled func()
+	// Embedders give rag the embeddings endpoint of a base embedded with
+	// `rein kb add --embed`; nil finds it as a model is found
+	// (ProviderEmbedders: the environment and the config file).
+	Embedders kb.Embedders
 }
 
 // LoadKnowledge reads what the tools and prompt of a turn in the workspace
@@ -69,7 +77,10 @@ type KnowledgeConfig struct {
 // them. Everything else that fails only leaves its tools out (the gates
 // fail closed).
 func LoadKnowledge(ctx context.Context, ws *sandbox.Workspace, c KnowledgeConfig) (*Knowledge, error) {
-	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), mcp: c.Offer, cronScheduled: c.CronScheduled}
+	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), mcp: c.Offer, cronScheduled: c.CronScheduled, embedders: c.Embedders}
+	if k.embedders == nil {
+		k.embedders = ProviderEmbedders(provider.Config{})
+	}
 	srcs, err := sources.Load(c.Attach)
 	if err != nil {
 		return nil, err
@@ -88,7 +99,7 @@ func (k *Knowledge) Tools() []tool.Tool {
 	var out []tool.Tool
 	if k.st != nil {
 		if len(k.kbs) > 0 {
-			out = append(out, kb.Rag(k.st, k.kbs), kb.Files(k.st, k.kbs))
+			out = append(out, kb.Rag(k.st, k.kbs, kb.WithEmbedders(k.embedders)), kb.Files(k.st, k.kbs))
 		}
 		out = append(out, memory.Read(k.st), memory.Write(k.st))
 		if k.nbErr == nil {
@@ -185,6 +196,34 @@ func (k *Knowledge) Seed(ctx context.Context, set *tool.Set, message, threadID, 
 		h.Handle(e)
 	}
 	return kb.WithSeed(message, s)
+}
+
+// SeedInput is Seed for a turn's input items, as session.Config.Input
+// rewrites them: the first user message's text gets the seed, its other
+// parts (images, files) kept after it. Input without text is left as it
+// is; k may be nil (nothing attached).
+func (k *Knowledge) SeedInput(ctx context.Context, set *tool.Set, threadID, turnID string, in []llm.Item, h event.Handler) []llm.Item {
+	if k == nil || len(k.kbs) == 0 || len(in) == 0 || in[0].Role != llm.RoleUser {
+		return in
+	}
+	text := in[0].Text()
+	if text == "" {
+		return in
+	}
+	seeded := k.Seed(ctx, set, text, threadID, turnID, h)
+	if seeded == text {
+		return in
+	}
+	it := in[0]
+	parts := []llm.Part{{Kind: llm.PartText, Text: seeded}}
+	for _, p := range it.Parts {
+		if p.Kind != llm.PartText {
+			parts = append(parts, p)
+		}
+	}
+	it.Parts = parts
+	in[0] = it
+	return in
 }
 
 // JoinPrompt joins the non-empty parts of a system prompt with blank lines.

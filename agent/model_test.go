@@ -30,8 +30,8 @@ func TestApplyModel(t *testing.T) {
 	}{
 		{"priced, with a budget", real, &provider.Capabilities{ContextWindow: 100_000, MaxOutput: 50_000, Price: price}, 1, "", true},
 		{"unpriced, without a budget", real, &provider.Capabilities{ContextWindow: 100_000}, 0, "", false},
-		{"unpriced, with a budget", real, &provider.Capabilities{ContextWindow: 100_000}, 1, "--max-cost needs a price", false},
-		{"scripted, with a budget", script, nil, 1, "--max-cost needs a price for scripted:", false},
+		{"unpriced, with a budget", real, &provider.Capabilities{ContextWindow: 100_000}, 1, "a cost budget needs a price", false},
+		{"scripted, with a budget", script, nil, 1, "a cost budget needs a price for scripted:", false},
 		{"scripted, without one", script, nil, 0, "", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,6 +40,10 @@ func TestApplyModel(t *testing.T) {
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				// The door names its own flag (rein: --max-cost).
+				if _, ok := err.(*PriceError); !ok || strings.Contains(err.Error(), "--") {
+					t.Errorf("err %v (%T): want a *PriceError naming no flag", err, err)
 				}
 				return
 			}

@@ -77,7 +77,7 @@ func Parse(text string) (*File, error) {
 	var unknown []string
 	for _, k := range md.Undecoded() {
 		if !inExtra(k) {
-			unknown = append(unknown, k.String())
+			unknown = append(unknown, unknownSetting(k))
 		}
 	}
 	if len(unknown) > 0 {

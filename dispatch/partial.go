@@ -17,6 +17,9 @@ type partial struct {
 	head  []byte
 	tail  []byte // the last bytes after head; trimmed to half when read
 	total int
+	// live sends the output as events while the call runs (live.go);
+	// nil when no one watches.
+	live *live
 }
 
 func newPartial(limit int) *partial {
@@ -29,6 +32,9 @@ func (p *partial) Write(b []byte) (int, error) {
 	n := len(b)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.live != nil {
+		p.live.write(b)
+	}
 	p.total += n
 	if p.half < 1 {
 		p.half = 1

@@ -31,6 +31,7 @@ func (r *Round) run(k *call) {
 	}
 	if r.d.events != nil {
 		r.emitStarted(k)
+		r.watchOutput(k)
 	}
 
 	// The deadline counts from the start just recorded, as the sweep's
@@ -215,6 +216,7 @@ func (r *Round) settle(k *call, o *outcome, started bool, end time.Time) {
 		ms = float64(end.Sub(k.timing.Start)) / float64(time.Millisecond)
 	}
 	if r.d.events != nil {
+		k.partial.unwatch()
 		r.emitResult(k, ms)
 	}
 	r.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -30,7 +31,11 @@ const (
 	CallDelta     Type = "call_delta"
 	CallCompleted Type = "call_completed"
 	ToolStarted   Type = "tool_started"
-	Result        Type = "result"
+	// ToolOutput is output a running tool wrote so far (exec's stdout and
+	// stderr), whole lines in Delta, redacted; the Result has what the
+	// model sees.
+	ToolOutput Type = "tool_output"
+	Result     Type = "result"
 	// ItemAdded is emitted when an item joins the history (the store
 	// persists on it).
 	ItemAdded      Type = "item_added"
@@ -40,6 +45,14 @@ const (
 	Warning        Type = "warning"
 	Usage          Type = "usage"
 	Context        Type = "context"
+	// Subagent carries an event of a child turn (a sub-agent run by the
+	// task tool) in Sub, on the parent's stream: CallID is the parent's
+	// call that runs the child. A grandchild's event comes wrapped twice
+	// (the child's Subagent event inside the parent's); Depth is the depth
+	// of the turn whose event is innermost (1 for a child of the top turn,
+	// 2 for a grandchild). A consumer that does not show children skips
+	// it; the child's own thread and turn ids are on Sub.
+	Subagent Type = "subagent"
 )
 
 // Warning codes.
@@ -108,19 +121,24 @@ type Event struct {
 
 	// Context is the budget report of the Context event.
 	Context *ContextReport `json:"context,omitempty"`
+
+	// Sub is the child's event a Subagent event carries; Depth its depth.
+	Sub   *Event `json:"sub,omitempty"`
+	Depth int    `json:"depth,omitempty"`
 }
 
-// TurnSummary is the outcome carried by TurnCompleted.
+// TurnSummary is the outcome carried by TurnCompleted, its status and stop
+// reason of the one type every layer spells them with (package record).
 type TurnSummary struct {
-	Status           string    `json:"status"`
-	StopReason       string    `json:"stop_reason"`
-	Answer           string    `json:"answer"`
-	Rounds           int       `json:"rounds"`
-	SettlementRounds int       `json:"settlement_rounds"`
-	ToolSteps        int       `json:"tool_steps"`
-	Usage            llm.Usage `json:"usage"`
-	Cost             float64   `json:"cost,omitempty"`
-	Error            string    `json:"error,omitempty"`
+	Status           record.Status     `json:"status"`
+	StopReason       record.StopReason `json:"stop_reason"`
+	Answer           string            `json:"answer"`
+	Rounds           int               `json:"rounds"`
+	SettlementRounds int               `json:"settlement_rounds"`
+	ToolSteps        int               `json:"tool_steps"`
+	Usage            llm.Usage         `json:"usage"`
+	Cost             float64           `json:"cost,omitempty"`
+	Error            string            `json:"error,omitempty"`
 }
 
 // Handler receives events. Handle is called from the engine's goroutines,

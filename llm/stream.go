@@ -14,6 +14,16 @@ type Model interface {
 	Stream(ctx context.Context, req *Request) (Stream, error)
 }
 
+// Verifier is a model that can say whether what it was asked went as it
+// expected, once a caller is done with it: the scripted model (package
+// llm/scripted) reports a script not played to its end, a failed
+// expectation or a request past its end. A runtime that knows a turn was
+// the model's whole work (a one-shot door) checks it as an io.Reader's
+// upgrades are found: by a type assertion (session.Config.Verify).
+type Verifier interface {
+	Verify() error
+}
+
 // Stream is one model call in progress.
 type Stream interface {
 	// Recv returns the next event. After the EventDone event it returns

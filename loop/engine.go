@@ -136,10 +136,14 @@ type run struct {
 	// order puts each round's completed calls in call order, with ids
 	// unique in the thread; reused round after round.
 	order callOrder
+	// parent is what the turn's tool calls see of it (ParentOf): a
+	// sub-agent's budgets, usage and events go through it.
+	parent *Parent
 }
 
 func (e *Engine) newRun(ctx context.Context, st *State) *run {
-	r := &run{e: e, o: &e.o, ctx: ctx, st: st, ev: e.o.Events, began: e.o.Now()}
+	r := &run{e: e, o: &e.o, st: st, ev: e.o.Events, began: e.o.Now()}
+	r.ctx = r.withParent(ctx)
 	if e.o.Window != nil {
 		r.guard = e.o.Window.Guard()
 	}

@@ -90,8 +90,8 @@ type Pause = record.Pause
 // Summary returns the outcome as carried by the turn_completed event.
 func (o *Outcome) Summary() *event.TurnSummary {
 	s := &event.TurnSummary{
-		Status:           string(o.Status),
-		StopReason:       string(o.StopReason),
+		Status:           o.Status,
+		StopReason:       o.StopReason,
 		Answer:           o.Answer,
 		Rounds:           o.Rounds,
 		SettlementRounds: o.SettlementRounds,

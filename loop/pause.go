@@ -60,7 +60,15 @@ func (r *run) pause(res roundResult) (*Outcome, error) {
 		queue = append(queue, Pause{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, CallID: c.ID, Tool: c.Name, Kind: tool.PauseApproval, Args: c.Args})
 	}
 	if pr := res.batch.Pause; pr != nil {
+		var args string
+		if pr.Pause.Resume != nil && pr.Pause.Kind == tool.PauseApproval {
+			// A tool's own approval (a sub-agent's call): what the user
+			// approves is in its payload, which the clients that show a
+			// call's arguments show then.
+			args = string(pr.Pause.Payload)
+		}
 		queue = append(queue, Pause{
+			Args:      args,
 			ThreadID:  r.st.ThreadID,
 			TurnID:    r.st.TurnID,
 			CallID:    pr.CallID,
@@ -68,6 +76,8 @@ func (r *run) pause(res roundResult) (*Outcome, error) {
 			Kind:      pr.Pause.Kind,
 			Intro:     pr.Pause.Intro,
 			Questions: pr.Pause.Questions,
+			Payload:   pr.Pause.Payload,
+			Resume:    pr.Pause.Resume,
 		})
 	}
 	r.st.Pause, r.st.Pending = &queue[0], queue[1:]
@@ -79,8 +89,8 @@ func (r *run) pause(res roundResult) (*Outcome, error) {
 func (r *run) waitPauses() (*Outcome, error) {
 	for r.st.Pause != nil {
 		p := r.st.Pause
-		tp := &tool.Pause{Kind: p.Kind, Intro: p.Intro, Questions: p.Questions}
-		if p.Kind == tool.PauseApproval {
+		tp := &tool.Pause{Kind: p.Kind, Intro: p.Intro, Questions: p.Questions, Payload: p.Payload}
+		if p.Kind == tool.PauseApproval && p.Payload == nil {
 			tp.Payload, _ = json.Marshal(map[string]string{"tool": p.Tool, "args": p.Args})
 		}
 		r.emit(event.Event{Type: event.PauseRequested, CallID: p.CallID, Name: p.Tool, Args: p.Args, Pause: tp})
@@ -170,8 +180,18 @@ func (r *run) applyAnswer(a Answer) error {
 		return fmt.Errorf("loop: no result for paused call %q", p.CallID)
 	}
 	var res llm.Result
-	switch p.Kind {
-	case tool.PauseApproval:
+	switch {
+	case p.Resume != nil:
+		// The tool's own pause (a sub-agent waiting for the user): the
+		// answer goes back to it, and it may pause again.
+		out, again := r.resumeTool(p, a)
+		if again != nil {
+			r.emit(event.Event{Type: event.PauseResolved, CallID: p.CallID, Name: p.Tool, Status: string(a.Decision)})
+			r.st.Pause = again
+			return nil
+		}
+		res = out
+	case p.Kind == tool.PauseApproval:
 		var err error
 		if res, err = r.decide(p, a); err != nil {
 			return err
@@ -216,6 +236,7 @@ func (r *run) decide(p *Pause, a Answer) (llm.Result, error) {
 	round := r.e.disp.Begin(r.ctx, dispatch.RoundInfo{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, Round: r.st.Rounds, Approved: true})
 	round.Add(*c)
 	b := round.Finish()
+	r.parent.foldCharges()
 	return b.Results[0], nil
 }
 

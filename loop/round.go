@@ -136,6 +136,7 @@ func (r *run) request(phase llm.Phase) *llm.Request {
 // results, and reports how it ended. It never decides how the turn goes on.
 func (r *run) round(phase llm.Phase) roundResult {
 	n := r.st.Rounds + 1
+	r.parent.snapshot()
 	if r.ev != nil {
 		// Guarded here, as below: an event is a large value to build for
 		// nothing.
@@ -208,6 +209,8 @@ func (r *run) round(phase llm.Phase) roundResult {
 	}
 	if rd.disp != nil {
 		res.batch = rd.disp.Finish()
+		// Sub-agents' usage belongs to the round that ran them.
+		r.parent.foldCharges()
 		for i := range res.batch.Results {
 			if err := r.record(llm.ToolResult(r.cap(res.batch.Results[i]))); err != nil && journalErr == nil {
 				journalErr = err

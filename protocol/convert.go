@@ -3,6 +3,7 @@ package protocol
 import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/record"
+	"github.com/reinhq/rein/tool"
 )
 
 // The records of package record on the wire. They are the one place the
@@ -45,8 +46,34 @@ func TurnOf(t *record.Turn) Turn {
 	return Turn{
 		ID: t.ID, ThreadID: t.ThreadID, Status: StatusOf(t.Status), StopReason: string(t.StopReason), Answer: t.Answer,
 		Rounds: t.Rounds, SettlementRounds: t.SettlementRounds, ToolSteps: t.ToolSteps,
-		Usage: UsageOf(t.Usage), Cost: t.Cost, Error: t.Error,
+		Usage: UsageOf(t.Usage), Cost: t.Cost, Error: t.Error, Pause: pauseOf(t),
 	}
+}
+
+// pauseOf is what a paused turn waits for on the wire; nil for a turn that
+// is not paused.
+func pauseOf(t *record.Turn) *TurnPause {
+	p := t.Pause
+	if p == nil || t.Status != record.StatusPaused {
+		return nil
+	}
+	if p.Kind == tool.PauseApproval {
+		return &TurnPause{Kind: PauseKindApproval, CallID: p.CallID, Tool: p.Tool, Arguments: p.Args}
+	}
+	return &TurnPause{Kind: PauseKindQuestion, CallID: p.CallID, Tool: p.Tool, Intro: p.Intro, Questions: QuestionsOf(p.Questions)}
+}
+
+// QuestionsOf is a pause's questions on the wire.
+func QuestionsOf(qs []tool.Question) []Question {
+	out := make([]Question, 0, len(qs))
+	for _, q := range qs {
+		w := Question{ID: q.ID, Prompt: q.Prompt, Header: q.Header, MultiSelect: q.MultiSelect, AllowFreeText: q.AllowFreeText}
+		for _, o := range q.Options {
+			w.Options = append(w.Options, Option{Label: o.Label, Description: o.Description})
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // UsageOf is a model usage on the wire.

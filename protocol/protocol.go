@@ -23,6 +23,7 @@ const (
 	MethodThreadCompact  = "thread/compact"
 	MethodPauseAnswer    = "pause/answer"
 	MethodApprovalAnswer = "approval/answer"
+	MethodTurnTrace      = "turn/trace"
 )
 
 // Notifications the server sends (DESIGN §9).
@@ -37,6 +38,7 @@ const (
 	NotifyUsageUpdated      = "usage/updated"
 	NotifyContextUpdated    = "context/updated"
 	NotifyWarning           = "warning"
+	NotifySubagent          = "subagent/event"
 )
 
 // ClientInfo names the client.
@@ -62,6 +64,18 @@ type InitializeParams struct {
 type InitializeResult struct {
 	ServerInfo      ServerInfo `json:"serverInfo"`
 	ProtocolVersion string     `json:"protocolVersion"`
+	// Defaults are what a thread/start that names nothing gets, and the
+	// models the server knows, so a client can offer them.
+	Defaults *ThreadDefaults `json:"defaults,omitempty"`
+}
+
+// ThreadDefaults are the server's settings of threads that name none.
+type ThreadDefaults struct {
+	Model     string   `json:"model,omitempty" jsonschema:"PROVIDER:MODEL; left out when it is a scripted model (a file)"`
+	Workspace string   `json:"workspace,omitempty"`
+	Approval  string   `json:"approval,omitempty"`
+	Sandbox   string   `json:"sandbox,omitempty" jsonschema:"also the loosest mode a thread may ask for"`
+	Models    []string `json:"models,omitempty" jsonschema:"PROVIDER:MODEL specs the config file names, for thread/start's model"`
 }
 
 // ThreadStartParams are the params of thread/start. Empty fields take the
@@ -231,6 +245,27 @@ type Turn struct {
 	Usage            Usage   `json:"usage"`
 	Cost             float64 `json:"cost,omitempty"`
 	Error            string  `json:"error,omitempty"`
+	// Pause is what a paused turn waits for, so that a client that
+	// connects after pause/requested or approval/requested (a reload)
+	// can still answer it. Set by thread/read.
+	Pause *TurnPause `json:"pause,omitempty"`
+}
+
+// Pause kinds of TurnPause.
+const (
+	PauseKindQuestion = "question"
+	PauseKindApproval = "approval"
+)
+
+// TurnPause is what a paused turn waits for: pause/requested's questions
+// (kind question) or approval/requested's call (kind approval).
+type TurnPause struct {
+	Kind      string     `json:"kind" jsonschema:"question (answer with pause/answer) or approval (answer with approval/answer)"`
+	CallID    string     `json:"callId"`
+	Tool      string     `json:"tool"`
+	Intro     string     `json:"intro,omitempty"`
+	Questions []Question `json:"questions,omitempty"`
+	Arguments string     `json:"arguments,omitempty" jsonschema:"the arguments of the call awaiting approval"`
 }
 
 // Usage counts tokens.
@@ -371,6 +406,48 @@ type ContextUpdated struct {
 	ThreadID string               `json:"threadId"`
 	TurnID   string               `json:"turnId"`
 	Context  *event.ContextReport `json:"context"`
+}
+
+// TurnTraceParams are the params of turn/trace.
+type TurnTraceParams struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+}
+
+// TurnTraceResult is the result of turn/trace: the turn's trace as the
+// self-contained page rein trace writes (a timeline of its rounds and
+// tool calls; styles and one script inline, nothing fetched).
+type TurnTraceResult struct {
+	HTML string `json:"html"`
+}
+
+// SubagentEvent is the params of subagent/event: what a sub-agent (a
+// child turn run by the task tool) did, under the parent's call that runs
+// it. Its pauses reach the client as the parent's own pause/requested or
+// approval/requested.
+type SubagentEvent struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+	// CallID is the parent's task call; Depth the child's depth (1 for a
+	// child of the turn the client started).
+	CallID string `json:"callId"`
+	Depth  int    `json:"depth"`
+	// ChildThreadID and ChildTurnID name the child's own thread and turn.
+	ChildThreadID string `json:"childThreadId"`
+	ChildTurnID   string `json:"childTurnId"`
+	// Type is the child's event: turn_started, tool_started, result,
+	// warning or turn_completed.
+	Type string `json:"type"`
+	// Name is the tool of tool_started and result.
+	Name string `json:"name,omitempty"`
+	// Status is a result's status, or the child turn's at its end.
+	Status string `json:"status,omitempty"`
+	// Content is a result's text or a warning's message, cut to 2000
+	// characters; the child's answer at turn_completed.
+	Content string `json:"content,omitempty"`
+	// Usage and Cost are the child turn's at turn_completed.
+	Usage *Usage  `json:"usage,omitempty"`
+	Cost  float64 `json:"cost,omitempty"`
 }
 
 // Warning is the params of warning.

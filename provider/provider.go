@@ -22,6 +22,15 @@ type Spec struct {
 
 func (s Spec) String() string { return s.Provider + ":" + s.Model }
 
+// Name is the model's name as a request and a span carry it: Model, but
+// none for a scripted spec, whose Model is a script's path.
+func (s Spec) Name() string {
+	if s.Provider == "scripted" {
+		return ""
+	}
+	return s.Model
+}
+
 // Providers are the built-in provider prefixes. Configured providers add
 // their own names.
 var Providers = []string{"openai", "openai-chat", "anthropic", "deepseek", "scripted"}
@@ -48,12 +57,19 @@ var builtins = map[string]builtin{
 	"scripted":    {protocol: "scripted"},
 }
 
-// ParseSpec parses "provider:model". It checks the form only: whether the
-// provider exists depends on the configuration, which Resolve reads.
+// ParseSpec parses "provider:model", or a bare model name whose provider
+// the name tells (BareProvider: gpt-5 is openai:gpt-5). It checks the form
+// only: whether the provider exists depends on the configuration, which
+// Resolve reads.
 func ParseSpec(s string) (Spec, error) {
 	p, m, ok := strings.Cut(s, ":")
+	if !ok {
+		if prov, known := BareProvider(s); known {
+			return Spec{Provider: prov, Model: strings.TrimSpace(s)}, nil
+		}
+	}
 	if !ok || p == "" || m == "" {
-		return Spec{}, fmt.Errorf("model %q: want PROVIDER:MODEL, e.g. openai:gpt-5-mini or scripted:script.yaml (built-in providers: %s; more in the config file)", s, strings.Join(Providers, ", "))
+		return Spec{}, fmt.Errorf("model %q: want PROVIDER:MODEL, e.g. openai:gpt-5-mini or scripted:script.yaml, or a model name that tells its provider (gpt-…, o3…, claude-…, deepseek-…) (built-in providers: %s; more in the config file)", s, strings.Join(Providers, ", "))
 	}
 	for _, r := range p {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {

@@ -58,6 +58,19 @@ func TestParseSpec(t *testing.T) {
 		{":gpt", Spec{}, true},
 		{"openai:", Spec{}, true},
 		{"Open AI:x", Spec{}, true},
+		// A bare name resolves where the name tells the provider.
+		{"gpt-5", Spec{"openai", "gpt-5"}, false},
+		{"chatgpt-4o-latest", Spec{"openai", "chatgpt-4o-latest"}, false},
+		{"o3", Spec{"openai", "o3"}, false},
+		{"o4-mini", Spec{"openai", "o4-mini"}, false},
+		{"o1-preview", Spec{"openai", "o1-preview"}, false},
+		{"claude-sonnet-4-5", Spec{"anthropic", "claude-sonnet-4-5"}, false},
+		{"deepseek-chat", Spec{"deepseek", "deepseek-chat"}, false},
+		// and is refused where it does not.
+		{"o3x", Spec{}, true},
+		{"gpt-", Spec{}, true},
+		{"qwen3", Spec{}, true},
+		{"anthropic", Spec{}, true},
 	} {
 		got, err := ParseSpec(tc.in)
 		if (err != nil) != tc.err || got != tc.want {

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -20,6 +21,13 @@ type Pause struct {
 	Questions []tool.Question `json:"questions,omitempty"`
 	// Args are the arguments of a call awaiting approval.
 	Args string `json:"args,omitempty"`
+	// Payload is what the tool that paused says of the pause, shown in
+	// place of the call awaiting approval (a sub-agent's call: its tool and
+	// arguments, not the task's).
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// Resume is the paused tool's own state (tool.Pause.Resume): the
+	// answer goes back to the tool with it (tool.Resumer).
+	Resume json.RawMessage `json:"resume,omitempty"`
 }
 
 // PauseMismatchError is returned when an answer names a turn or call that is

@@ -16,6 +16,11 @@ type Turn struct {
 	Status     Status
 	StopReason StopReason
 	Answer     string
+	// Output is the structured answer of a turn that asked for one (the
+	// engine's Outcome.Output): the JSON object, validated. The runtime
+	// hands it to the door that waits for the turn; the history holds it
+	// as the turn's last answer.
+	Output json.RawMessage
 	// Error is the error of a failed turn, as text.
 	Error string
 	Usage llm.Usage

@@ -23,6 +23,9 @@ import (
 type serverProc struct {
 	addr string // host:port it listens on
 	pid  int
+	// open is the URL it says to open in a browser (with --token, a
+	// one-time sign-in link).
+	open string
 }
 
 // serverStart starts rein serve on a free loopback port with a scripted
@@ -51,16 +54,20 @@ func serverStart(t *testing.T, args ...string) serverProc {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	addrc := make(chan string, 1)
+	addrc := make(chan [2]string, 1)
 	exited := make(chan string, 1)
 	go func() {
 		// Reads the process's stderr until it exits (Cleanup kills it).
 		var said strings.Builder
+		var addr string
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			said.WriteString(sc.Text() + "\n")
 			if a, ok := strings.CutPrefix(sc.Text(), "rein: serving on ws://"); ok {
-				addrc <- a
+				addr = a
+			}
+			if u, ok := strings.CutPrefix(sc.Text(), "rein: open "); ok && addr != "" {
+				addrc <- [2]string{addr, strings.TrimSuffix(u, " in a browser")}
 			}
 		}
 		io.Copy(io.Discard, stderr)
@@ -68,7 +75,7 @@ func serverStart(t *testing.T, args ...string) serverProc {
 	}()
 	select {
 	case a := <-addrc:
-		return serverProc{addr: a, pid: cmd.Process.Pid}
+		return serverProc{addr: a[0], open: a[1], pid: cmd.Process.Pid}
 	case said := <-exited:
 		t.Fatalf("rein %s ended before listening:\n%s", strings.Join(all, " "), said)
 	case <-time.After(60 * time.Second):

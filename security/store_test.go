@@ -539,7 +539,7 @@ func TestStoreReadOnlyDatabase(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("rein run exited %d: %s", code, errs)
 	}
-	code, out, errs := storeRein(t, bin, env, "sessions", "list", "--json", "--db", db)
+	code, out, errs := storeRein(t, bin, env, "sessions", "list", "--all", "--json", "--db", db)
 	var list struct{ Threads []struct{ ID string } }
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Threads) != 1 {
 		t.Fatalf("rein sessions list: exit %d, %s %s", code, out, errs)
@@ -571,7 +571,7 @@ func TestStoreRunOnAFullDisk(t *testing.T) {
 	if code, _, errs := storeRein(t, bin, env, "run", "--db", db, "--model", "scripted:"+quick, "--workspace", dir, "hello"); code != 0 {
 		t.Fatalf("rein run exited %d: %s", code, errs)
 	}
-	code, out, errs := storeRein(t, bin, env, "sessions", "list", "--json", "--db", db)
+	code, out, errs := storeRein(t, bin, env, "sessions", "list", "--all", "--json", "--db", db)
 	var list struct{ Threads []struct{ ID string } }
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Threads) != 1 {
 		t.Fatalf("rein sessions list: exit %d, %s %s", code, out, errs)

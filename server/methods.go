@@ -48,7 +48,7 @@ func (c *conn) initialize(_ context.Context, raw json.RawMessage) (any, error) {
 		return nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "already initialized", Data: &protocol.ErrorData{Kind: "alreadyInitialized"}}
 	}
 	c.initialized = true
-	return protocol.InitializeResult{ServerInfo: protocol.ServerInfo{Name: c.s.c.Name, Version: c.s.c.Version}, ProtocolVersion: protocol.ProtocolVersion}, nil
+	return protocol.InitializeResult{ServerInfo: protocol.ServerInfo{Name: c.s.c.Name, Version: c.s.c.Version}, ProtocolVersion: protocol.ProtocolVersion, Defaults: c.s.c.Defaults}, nil
 }
 
 func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error) {

@@ -99,6 +99,10 @@ func (n *notifier) handle(e event.Event) {
 			w.Dropped = int64(d)
 		}
 		n.send(protocol.NotifyWarning, w)
+	case event.Subagent:
+		if p, ok := subagentParams(e); ok {
+			n.send(protocol.NotifySubagent, p)
+		}
 	case event.Retry:
 		n.send(protocol.NotifyWarning, protocol.Warning{ThreadID: e.ThreadID, TurnID: e.TurnID, Code: "retry",
 			Message: fmt.Sprintf("retrying the model call (%d of %d): %s", e.Attempt, e.Max, e.Content)})
@@ -152,13 +156,5 @@ func (n *notifier) pause(e event.Event) {
 		n.send(protocol.NotifyApprovalRequested, protocol.ApprovalRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Arguments: e.Args})
 		return
 	}
-	qs := make([]protocol.Question, 0, len(p.Questions))
-	for _, q := range p.Questions {
-		w := protocol.Question{ID: q.ID, Prompt: q.Prompt, Header: q.Header, MultiSelect: q.MultiSelect, AllowFreeText: q.AllowFreeText}
-		for _, o := range q.Options {
-			w.Options = append(w.Options, protocol.Option{Label: o.Label, Description: o.Description})
-		}
-		qs = append(qs, w)
-	}
-	n.send(protocol.NotifyPauseRequested, protocol.PauseRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Intro: p.Intro, Questions: qs})
+	n.send(protocol.NotifyPauseRequested, protocol.PauseRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Intro: p.Intro, Questions: protocol.QuestionsOf(p.Questions)})
 }

@@ -40,6 +40,7 @@ var protocolMethods = []methodTypes{
 	{protocol.MethodThreadCompact, protocol.ThreadCompactParams{}, protocol.TurnStartResult{}, "Compacts the thread's context now, as a turn of its own (inProgress, or queued behind the running turn); it completes with stop reason compacted."},
 	{protocol.MethodPauseAnswer, protocol.PauseAnswerParams{}, protocol.EmptyResult{}, "Answers a paused turn's questions; the same turn goes on."},
 	{protocol.MethodApprovalAnswer, protocol.ApprovalAnswerParams{}, protocol.EmptyResult{}, "Answers a paused turn's approval; the same turn goes on."},
+	{protocol.MethodTurnTrace, protocol.TurnTraceParams{}, protocol.TurnTraceResult{}, "Returns a turn's trace: the self-contained timeline page rein trace writes, kept when the turn ends or pauses."},
 }
 
 // protocolNotifications lists every notification with its params.
@@ -54,6 +55,7 @@ var protocolNotifications = []notificationTypes{
 	{protocol.NotifyUsageUpdated, protocol.UsageUpdated{}, "A round's token usage."},
 	{protocol.NotifyContextUpdated, protocol.ContextUpdated{}, "The context budget of the latest request."},
 	{protocol.NotifyWarning, protocol.Warning{}, "Something the client should know (settlement, retries, dropped notifications)."},
+	{protocol.NotifySubagent, protocol.SubagentEvent{}, "What a sub-agent run by the task tool did, under the parent's call."},
 }
 
 // Schema returns the protocol's JSON Schema, generated from this package's

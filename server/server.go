@@ -64,12 +64,20 @@ type Config struct {
 	// may connect besides the server's own (rein serve --allowed-origin);
 	// a request with any other Origin is refused (cross-site pages).
 	AllowedOrigins []string
+	// Defaults, when not nil, are sent with initialize's result: the
+	// settings of threads that name none and the models the server knows.
+	Defaults *protocol.ThreadDefaults
+	// Traces, when not nil, answers turn/trace from the events the
+	// runtime kept; without it turn/trace is an error.
+	Traces TraceReader
 }
 
 // Server serves the protocol on any number of connections. Several
 // connections may watch one thread: each receives its notifications.
 type Server struct {
 	c Config
+	// signins are the browser sign-ins (signin.go).
+	signins *signins
 }
 
 // New returns a server, or an error saying what the config lacks.
@@ -104,7 +112,7 @@ func New(c Config) (*Server, error) {
 	if err := CheckAllowed(c.AllowedHosts, c.AllowedOrigins); err != nil {
 		return nil, err
 	}
-	return &Server{c: c}, nil
+	return &Server{c: c, signins: newSignins()}, nil
 }
 
 // Transport moves whole messages of one connection.
@@ -135,6 +143,7 @@ var methods = map[string]handler{
 	protocol.MethodThreadCompact:  (*conn).threadCompact,
 	protocol.MethodPauseAnswer:    (*conn).pauseAnswer,
 	protocol.MethodApprovalAnswer: (*conn).approvalAnswer,
+	protocol.MethodTurnTrace:      (*conn).turnTrace,
 }
 
 // conn is one client connection. It owns three goroutines: the reader

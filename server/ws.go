@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -39,44 +38,29 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Handler returns the HTTP handler of the WebSocket endpoint: GET / upgrades
-// to a connection of one JSON object per text frame; GET /healthz answers
-// ok. Every request must carry a loopback or allowed Host and, when it has
-// an Origin, the server's own or an allowed one (checkRequest). With a
-// token, every request must also carry "Authorization: Bearer TOKEN".
+// Handler returns the HTTP handler of the WebSocket endpoint and the page:
+// GET / upgrades to a connection of one JSON object per text frame, or,
+// without an upgrade, serves the page (package web); GET /healthz answers
+// ok to anyone; GET /signin?code= signs a browser in (signin.go). Every
+// request must carry a loopback or allowed Host and, when it has an
+// Origin, the server's own or an allowed one (checkRequest). With a token,
+// a WebSocket must also carry it ("Authorization: Bearer TOKEN" or the
+// rein.bearer subprotocol) or a session cookie.
 func (s *Server) Handler(token string) http.Handler {
-	return s.checkRequest(s.authorized(token))
+	return s.checkRequest(s.routes(token))
 }
 
-// authorized is the endpoint behind the token check.
-func (s *Server) authorized(token string) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte("ok\n"))
-	})
-	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
-		// checkRequest has checked the Origin, scheme included, against
-		// the server's own and the allowed ones; the library's own check
-		// (Origin host == Host) would refuse an allowed origin.
-		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
-		if err != nil {
-			return // Accept has answered the client.
-		}
-		ws.SetReadLimit(MaxMessageSize)
-		s.ServeConn(r.Context(), &wsTransport{c: ws})
-	})
-	if token == "" {
-		return mux
+// serveWS upgrades r to a connection and serves it until it ends.
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	// checkRequest has checked the Origin, scheme included, against the
+	// server's own and the allowed ones; the library's own check (Origin
+	// host == Host) would refuse an allowed origin.
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, Subprotocols: []string{Subprotocol}})
+	if err != nil {
+		return // Accept has answered the client.
 	}
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="rein"`)
-			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
+	ws.SetReadLimit(MaxMessageSize)
+	s.ServeConn(r.Context(), &wsTransport{c: ws})
 }
 
 // ListenAndServe serves WebSocket connections on addr until ctx is done. It

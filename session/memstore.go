@@ -55,6 +55,7 @@ func (m *MemStore) LoadThread(_ context.Context, id string) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w: %q", ErrThreadNotFound, id)
 	}
 	snap := &Snapshot{Thread: t.th, Turns: slices.Clone(t.turns), Items: slices.Clone(t.items)}
+	snap.Thread.Turns = len(t.turns)
 	for _, it := range t.steers {
 		running := slices.ContainsFunc(t.turns, func(tu Turn) bool { return tu.ID == it.TurnID && tu.Status == TurnInProgress })
 		if t.read[it.ID] || running {
@@ -74,7 +75,9 @@ func (m *MemStore) ListThreads(_ context.Context, limit int, cursor string) ([]T
 	m.mu.Lock()
 	all := make([]Thread, 0, len(m.threads))
 	for _, t := range m.threads {
-		all = append(all, t.th)
+		th := t.th
+		th.Turns = len(t.turns)
+		all = append(all, th)
 	}
 	m.mu.Unlock()
 	slices.SortFunc(all, func(a, b Thread) int {
@@ -114,10 +117,16 @@ func (m *MemStore) Record(_ context.Context, threadID string, it llm.Item) error
 	}
 	if it.ID != "" {
 		for i := range t.items {
-			if t.items[i].ID == it.ID {
-				t.items[i] = it
-				return nil
+			if t.items[i].ID != it.ID {
+				continue
 			}
+			// History is append-only: only a pause placeholder is
+			// replaced, by its answer.
+			if res := t.items[i].Result(); t.items[i].Role != llm.RoleTool || res == nil || res.Status != llm.ResultPending {
+				return fmt.Errorf("session: thread %s: item %s is recorded and is not a pause placeholder; history is append-only", threadID, it.ID)
+			}
+			t.items[i] = it
+			return nil
 		}
 	}
 	t.items = append(t.items, it)
@@ -134,10 +143,12 @@ func (m *MemStore) SaveTurn(_ context.Context, tu Turn) error {
 	}
 	for i := range t.turns {
 		if t.turns[i].ID == tu.ID {
+			tu.Seq = t.turns[i].Seq
 			t.turns[i] = tu
 			return nil
 		}
 	}
+	tu.Seq = len(t.turns) + 1
 	t.turns = append(t.turns, tu)
 	return nil
 }
@@ -174,8 +185,10 @@ func (m *MemStore) ClaimTurn(_ context.Context, tu Turn) (Claim, error) {
 	}
 	tu.Status = TurnInProgress
 	if at >= 0 {
+		tu.Seq = t.turns[at].Seq
 		t.turns[at] = tu
 	} else {
+		tu.Seq = len(t.turns) + 1
 		t.turns = append(t.turns, tu)
 	}
 	return Claim{Items: len(t.items)}, nil

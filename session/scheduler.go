@@ -35,7 +35,7 @@ type Config struct {
 	// Traces, when not nil, keeps the events of every run (streamed deltas
 	// left out) when the run ends, so that a turn of any door can be
 	// looked at later (rein trace THREAD). A failed write costs only the
-	// trace: the thread's subscribers get a warning.
+	// trace: the thread's subscribers and Events get a warning.
 	Traces TraceStore
 	// Events, when not nil, receives the events of every run besides the
 	// thread's subscribers: what watches every turn of the runtime, such
@@ -46,6 +46,13 @@ type Config struct {
 	// attached bases joins the first user message there. A resumed or
 	// compacted turn is not rewritten.
 	Input Input
+	// Verify, when set, checks a run the engine ended completed whose
+	// model can check itself (an llm.Verifier: the scripted model, its
+	// script played to its end and every expectation held): a fault fails
+	// the turn, before its end is recorded. It is for a one-shot door (rein
+	// run, rein answer), where a run is the whole of the model's work; a
+	// runtime of many turns on one model (chat, serve) leaves it off.
+	Verify bool
 }
 
 // Input rewrites the input of turn turnID of thread th before the engine
@@ -403,6 +410,17 @@ func cloneThread(t Thread) Thread {
 // emit publishes an event the scheduler itself produces (not the engine).
 func (s *Scheduler) emit(th *thread, turnID string, e event.Event) {
 	th.hub.Handle(s.stamp(th, turnID, e))
+}
+
+// warn tells of a write of the runtime that failed during a run (its
+// trace, the thread's settings): the thread's subscribers and the
+// runtime's watcher (Config.Events: a one-shot door's renderer) learn it.
+func (s *Scheduler) warn(th *thread, turnID, text string) {
+	e := s.stamp(th, turnID, event.Event{Type: event.Warning, Code: StopStoreError, Content: text})
+	th.hub.Handle(e)
+	if s.c.Events != nil {
+		s.c.Events.Handle(e)
+	}
 }
 
 // stamp sets what the scheduler knows of an event it produces.

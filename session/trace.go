@@ -30,7 +30,7 @@ var _ event.Handler = (*TraceKeeper)(nil)
 // Handle implements event.Handler.
 func (k *TraceKeeper) Handle(e event.Event) {
 	switch e.Type {
-	case event.TextDelta, event.ThinkingDelta, event.CallDelta:
+	case event.TextDelta, event.ThinkingDelta, event.CallDelta, event.ToolOutput:
 		return
 	}
 	b, err := json.Marshal(e)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -60,6 +61,7 @@ func TestSchedulerAttachesTraceEventsAndInput(t *testing.T) {
 	store := session.NewMemStore()
 	var mu sync.Mutex
 	seen := map[event.Type]int{}
+	var warnings []string // what Config.Events was warned of
 	models := map[string]*scripted.Model{}
 	s, err := session.New(session.Config{
 		Store: store,
@@ -72,6 +74,9 @@ func TestSchedulerAttachesTraceEventsAndInput(t *testing.T) {
 		Events: event.HandlerFunc(func(e event.Event) {
 			mu.Lock()
 			seen[e.Type]++
+			if e.Type == event.Warning {
+				warnings = append(warnings, e.Content)
+			}
 			mu.Unlock()
 		}),
 		Input: func(_ context.Context, th session.Thread, o loop.Options, turnID string, in []llm.Item) []llm.Item {
@@ -174,5 +179,11 @@ func TestSchedulerAttachesTraceEventsAndInput(t *testing.T) {
 	}
 	if !warned {
 		t.Error("no warning that the trace was not kept")
+	}
+	// The runtime's watcher (a one-shot door's renderer) is told too.
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "trace was not kept: disk full") }) {
+		t.Errorf("Config.Events got no warning that the trace was not kept: %q", warnings)
 	}
 }

@@ -190,7 +190,7 @@ func (s *Scheduler) Interrupt(ctx context.Context, threadID, turnID string) erro
 		}
 		th.queue = slices.Delete(th.queue, i, i+1)
 		s.emit(th, q.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(TurnInterrupted), Code: string(loop.StopCancelled),
-			Turn: &event.TurnSummary{Status: string(TurnInterrupted), StopReason: string(loop.StopCancelled)}})
+			Turn: &event.TurnSummary{Status: TurnInterrupted, StopReason: loop.StopCancelled}})
 		th.notify()
 		return nil
 	}
@@ -295,11 +295,18 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	if release != nil {
 		release()
 	}
+	engineStatus := loop.Status("")
+	if out != nil {
+		engineStatus = out.Status
+		if s.c.Verify {
+			verify(out, o.Model)
+		}
+	}
 	if keeper != nil {
 		// Kept before the turn's end is recorded, so that whoever waits
 		// for the end finds its trace.
 		if kerr := keeper.Keep(ctx, s.c.Traces, info.ID); kerr != nil {
-			s.emit(th, t.rec.ID, event.Event{Type: event.Warning, Code: StopStoreError, Content: fmt.Sprintf("the turn's trace was not kept: %v", kerr)})
+			s.warn(th, t.rec.ID, fmt.Sprintf("the turn's trace was not kept: %v", kerr))
 		}
 	}
 	if out == nil {
@@ -313,9 +320,10 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	t.cancel = nil
-	if rec := s.ended(th, t, out); rec.Status != out.Status {
-		// The store refused the end: subscribers learn the turn failed,
-		// with the write error, not what the engine reported.
+	if rec := s.ended(th, t, out); engineStatus != "" && rec.Status != engineStatus {
+		// The store refused the end, or the model's check failed the
+		// turn: subscribers learn the turn failed, and why, not what the
+		// engine reported.
 		tail.fail(rec)
 	}
 	nt, failed := s.next(th)
@@ -374,7 +382,7 @@ func (r *settle) fail(rec *Turn) {
 		if e.Turn != nil {
 			sum = *e.Turn
 		}
-		sum.Status, sum.StopReason, sum.Error = string(rec.Status), string(rec.StopReason), rec.Error
+		sum.Status, sum.StopReason, sum.Error = rec.Status, rec.StopReason, rec.Error
 		e.Turn = &sum
 	}
 }
@@ -399,7 +407,7 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 	rec := t.rec
 	rec.Status = out.Status
 	rec.StopReason = out.StopReason
-	rec.Answer = out.Answer
+	rec.Answer, rec.Output = out.Answer, out.Output
 	rec.Rounds, rec.SettlementRounds, rec.ToolSteps = out.Rounds, out.SettlementRounds, out.ToolSteps
 	rec.Usage, rec.Cost = out.Usage, out.Cost
 	rec.Error = ""
@@ -443,8 +451,7 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 		// The turn is recorded as it ended; what the thread lost is its
 		// approvals of this turn, which the user is told of.
 		th.stale = true
-		s.emit(th, rec.ID, event.Event{Type: event.Warning, Code: StopStoreError,
-			Content: fmt.Sprintf("the thread's settings (tools approved in this turn) could not be recorded: %v", err)})
+		s.warn(th, rec.ID, fmt.Sprintf("the thread's settings (tools approved in this turn) could not be recorded: %v", err))
 	}
 	th.notify()
 	return rec
@@ -497,7 +504,7 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 			t.rec.Error += fmt.Sprintf(" (and recording that failed too: %v)", serr)
 		}
 		failed = append(failed, s.stamp(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(TurnFailed), Code: StopNotStarted,
-			Turn: &event.TurnSummary{Status: string(TurnFailed), StopReason: StopNotStarted, Error: t.rec.Error}}))
+			Turn: &event.TurnSummary{Status: TurnFailed, StopReason: StopNotStarted, Error: t.rec.Error}}))
 		th.notify()
 	}
 	th.running = false
@@ -547,7 +554,7 @@ func (s *Scheduler) abandon(ctx context.Context, th *thread, t *turnRun) error {
 	// Published once the turn is recorded as ended, and before the next
 	// turn starts.
 	sum := out.Summary()
-	sum.Status, sum.StopReason, sum.Error = string(rec.Status), string(rec.StopReason), rec.Error
+	sum.Status, sum.StopReason, sum.Error = rec.Status, rec.StopReason, rec.Error
 	s.emit(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(rec.Status), Code: string(rec.StopReason), Turn: sum})
 	s.publish(th, failed)
 	if nt != nil {
@@ -568,3 +575,16 @@ func (s *Scheduler) abandon(ctx context.Context, th *thread, t *turnRun) error {
 // it waited for the user.
 const pausedMarker = "[rein] The previous turn was interrupted by the user while it waited for an answer. " +
 	"Calls that waited for the user were not run; check the current state before retrying anything."
+
+// verify fails a completed run whose model reports a fault when asked
+// after the run (Config.Verify).
+func verify(out *loop.Outcome, m llm.Model) {
+	v, ok := m.(llm.Verifier)
+	if !ok || out.Status != loop.StatusCompleted {
+		return
+	}
+	if err := v.Verify(); err != nil {
+		out.Status = loop.StatusFailed
+		out.Err = fmt.Errorf("the model's check after the turn failed: %w", err)
+	}
+}

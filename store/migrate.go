@@ -162,11 +162,44 @@ CREATE TABLE trace_events (
 	PRIMARY KEY (thread, seq)
 );
 `,
+	// 6: embeddings of knowledge bases: the model a base is embedded with,
+	// and each chunk's vector, searched by cosine beside BM25.
+	`
+CREATE TABLE kb_embed (
+	kb    TEXT PRIMARY KEY REFERENCES kbs(name) ON DELETE CASCADE,
+	model TEXT NOT NULL,              -- provider:model of the embeddings endpoint
+	dims  INTEGER NOT NULL DEFAULT 0  -- the vectors' length, 0 until the first
+);
+CREATE TABLE kb_vectors (
+	chunk INTEGER PRIMARY KEY REFERENCES kb_chunks(id) ON DELETE CASCADE,
+	vec   BLOB NOT NULL               -- float32 little-endian, unit length
+);
+`,
+	// 7: what each turn changed in the workspace, for undo: the
+	// before-image of each file it first touched and a hash of what it
+	// left (package undo).
+	`
+CREATE TABLE undo_entries (
+	thread    TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+	turn      TEXT NOT NULL,
+	seq       INTEGER NOT NULL,          -- order of first touch in the thread
+	kind      TEXT NOT NULL,             -- file, exec
+	path      TEXT NOT NULL DEFAULT '',  -- workspace-relative; '' for exec
+	existed   INTEGER NOT NULL DEFAULT 0,
+	before    BLOB,                      -- the content before the turn
+	mode      INTEGER NOT NULL DEFAULT 0,
+	too_large INTEGER NOT NULL DEFAULT 0, -- before was over the bound, not kept
+	after     TEXT NOT NULL DEFAULT '',  -- SHA-256 of what the turn left; '' for no file
+	undone    INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (thread, turn, kind, path)
+);
+CREATE INDEX undo_entries_thread ON undo_entries (thread, seq);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 5
+const SchemaVersion = 7
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.

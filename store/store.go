@@ -58,6 +58,14 @@ func DefaultPath() (string, error) {
 	if p := os.Getenv(EnvPath); p != "" {
 		return p, nil
 	}
+	return LocalPath()
+}
+
+// LocalPath returns where the database lives on this machine whatever
+// $REIN_DB says: $XDG_DATA_HOME/rein/rein.db, else
+// ~/.local/share/rein/rein.db. A server whose threads are in PostgreSQL
+// keeps the tools' data there.
+func LocalPath() (string, error) {
 	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "rein", "rein.db"), nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -35,7 +36,7 @@ func round(ms, n int, phase llm.Phase, role, finish string, u *llm.Usage) []even
 }
 
 func completed(ms int, status, reason, errText string) event.Event {
-	return at(ms, event.Event{Type: event.TurnCompleted, Status: status, Code: reason, Turn: &event.TurnSummary{Status: status, StopReason: reason, Error: errText}})
+	return at(ms, event.Event{Type: event.TurnCompleted, Status: status, Code: reason, Turn: &event.TurnSummary{Status: record.Status(status), StopReason: record.StopReason(reason), Error: errText}})
 }
 
 func concat(parts ...[]event.Event) []event.Event {

@@ -46,7 +46,9 @@ var mounts = []Mount{
 }
 
 // alwaysOn are the tools of step 4, mounted in every non-exclusive turn.
-var alwaysOn = []string{"write_memory", "web_fetch", "github", "ask_user", "cron"}
+// task (sub-agents, package agent/task) is among them so that every door
+// has it; --no-tool task removes it.
+var alwaysOn = []string{"write_memory", "web_fetch", "github", "ask_user", "cron", "task"}
 
 // askUser is the one always-on tool an exclusive capability keeps.
 const askUser = "ask_user"

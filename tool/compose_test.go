@@ -44,7 +44,7 @@ func gates(on ...Flag) map[Flag]Gate {
 	return g
 }
 
-var always = []string{"write_memory", "web_fetch", "github", "ask_user", "cron"}
+var always = []string{"write_memory", "web_fetch", "github", "ask_user", "cron", "task"}
 
 func TestComposeMountsEachFlagsRowBeforeTheAlwaysOnTools(t *testing.T) {
 	for _, tc := range []struct {
@@ -98,7 +98,7 @@ func TestComposeOrdersTheFourStepsAndKeepsTheFirstOfDuplicates(t *testing.T) {
 		Gates:      gates(HasExec),
 		Capability: &Capability{Name: "solve", Tools: []string{"solve_plan", "solve_step", "ask_user"}},
 	})
-	want := []string{"brainstorm", "exec", "solve_plan", "solve_step", "ask_user", "write_memory", "web_fetch", "github", "cron"}
+	want := []string{"brainstorm", "exec", "solve_plan", "solve_step", "ask_user", "write_memory", "web_fetch", "github", "cron", "task"}
 	if got := set.Names(); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}

@@ -1,6 +1,9 @@
 package tool
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // PauseKind says what a pause waits for.
 type PauseKind string
@@ -18,6 +21,21 @@ type Pause struct {
 	Questions []Question `json:"questions,omitempty"`
 	// Payload carries kind-specific data (the call awaiting approval).
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Resume is the state a Resumer needs to go on once the pause is
+	// answered (a sub-agent's paused turn). It is kept with the paused
+	// turn, never shown: a client sees the pause, not what stands behind it.
+	Resume json.RawMessage `json:"-"`
+}
+
+// Resumer is a tool whose pause is its own: it paused because something it
+// runs (a sub-agent's turn) waits for the user. The answer goes back to the
+// tool with the state its pause carried (Pause.Resume), instead of becoming
+// the call's result as an ask_user answer does; the Output it returns is
+// the call's result, or a further pause.
+type Resumer interface {
+	// Resume goes on with call from state; answer is the user's answer as
+	// the engine received it (loop.Answer's JSON).
+	Resume(ctx context.Context, call Call, state, answer json.RawMessage) (Output, error)
 }
 
 // Question is one question of an ask_user pause.

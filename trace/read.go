@@ -34,8 +34,8 @@ func known(t event.Type) bool {
 	switch t {
 	case event.TurnStarted, event.TurnCompleted, event.RoundStarted, event.RoundCompleted,
 		event.TextDelta, event.ThinkingDelta, event.CallStarted, event.CallDelta, event.CallCompleted,
-		event.ToolStarted, event.Result, event.ItemAdded, event.PauseRequested, event.PauseResolved,
-		event.Retry, event.Warning, event.Usage, event.Context:
+		event.ToolStarted, event.ToolOutput, event.Result, event.ItemAdded, event.PauseRequested, event.PauseResolved,
+		event.Retry, event.Warning, event.Usage, event.Context, event.Subagent:
 		return true
 	}
 	return false

@@ -76,6 +76,10 @@ type Call struct {
 	End    time.Time
 	Status string
 	Result string
+	// Subagents are the child turns the call ran (the task tool), from
+	// the subagent events that carried their events; each has its own
+	// rounds, tokens and cost.
+	Subagents []*Turn
 }
 
 // Ran reports whether the tool ran.
@@ -139,6 +143,10 @@ type builder struct {
 	calls map[string]*Call
 	usage llm.Usage // cumulative, at the last usage event
 	cost  float64
+	// sub holds the events of the child turns of each call, by call id,
+	// and subCalls the calls in the order their first child event came.
+	sub      map[string][]event.Event
+	subCalls []*Call
 }
 
 func (b *builder) add(e event.Event) {
@@ -147,6 +155,17 @@ func (b *builder) add(e event.Event) {
 		t.End = e.Time
 	}
 	switch e.Type {
+	case event.Subagent:
+		if e.Sub == nil {
+			break
+		}
+		if b.sub == nil {
+			b.sub = map[string][]event.Event{}
+		}
+		if _, ok := b.sub[e.CallID]; !ok {
+			b.subCalls = append(b.subCalls, b.subCall(e))
+		}
+		b.sub[e.CallID] = append(b.sub[e.CallID], *e.Sub)
 	case event.RoundStarted:
 		b.closeRound(e.Time)
 		b.round = &Round{N: e.Round, Phase: e.Phase, Start: e.Time}
@@ -259,6 +278,23 @@ func (b *builder) call(e event.Event) *Call {
 	return c
 }
 
+// subCall returns the call a subagent event is about: the round's, or,
+// for a child resumed after its round ended (an answered pause), one found
+// in an earlier round, or else a call of its own.
+func (b *builder) subCall(e event.Event) *Call {
+	if c, ok := b.calls[e.CallID]; ok {
+		return c
+	}
+	for _, r := range b.t.Rounds {
+		for _, c := range r.Calls {
+			if c.ID == e.CallID {
+				return c
+			}
+		}
+	}
+	return &Call{ID: e.CallID, Name: "task"}
+}
+
 // closeRound ends the open round: it keeps its text, and gives times to
 // what the events left open (a stream that never opened).
 func (b *builder) closeRound(at time.Time) {
@@ -280,6 +316,9 @@ func (b *builder) closeRound(at time.Time) {
 // finish closes what the last event left open.
 func (b *builder) finish() {
 	t := b.t
+	for _, c := range b.subCalls {
+		c.Subagents = Turns(b.sub[c.ID])
+	}
 	b.closeRound(t.End)
 	for _, w := range t.Waits {
 		if w.End.IsZero() {

@@ -77,6 +77,15 @@ type ThreadInfo struct {
 	Turns   int
 	// Running says a turn of the thread is in progress.
 	Running bool
+	// Workspace is the directory the thread's turns run in; /threads
+	// lists the current workspace's threads.
+	Workspace string
+	// Model is the thread's model, as provider:model.
+	Model string
+	// Usage and Cost add up the thread's finished turns, for a resumed
+	// thread's footer and /cost.
+	Usage llm.Usage
+	Cost  float64
 }
 
 // Errors of a Backend. Implementations wrap them, so test with errors.Is.
@@ -97,6 +106,9 @@ var (
 	ErrNotStored = errors.New("threads are not stored: only threads of this chat can be resumed")
 	// ErrNoCompaction: the backend has no context window to compact with.
 	ErrNoCompaction = errors.New("compaction is not available: no context window is configured")
+	// ErrChangedSince: /undo found files changed after the turn it would
+	// revert, and restored nothing (Options.Undo wraps it).
+	ErrChangedSince = errors.New("files changed after the turn")
 	// ErrClosed: the backend was closed.
 	ErrClosed = errors.New("the backend is closed")
 )

@@ -37,6 +37,8 @@ type card struct {
 	// result is the first line of the result.
 	result string
 	lines  int
+	// diff is the change an edit_file or write_file call made.
+	diff string
 }
 
 // finish records the call's result.
@@ -52,14 +54,32 @@ func (c *card) finish(status, content string, ms float64) {
 		c.state = cardFailed
 	}
 	c.duration = time.Duration(ms * float64(time.Millisecond))
+	if c.state == cardDone {
+		c.diff = resultDiff(c.name, c.args, content)
+	}
 	content = strings.TrimSpace(content)
 	c.result, _, _ = strings.Cut(content, "\n")
 	c.lines = strings.Count(content, "\n") + 1
 }
 
-// render draws the card as one line: mark, tool, arguments, time, and the
-// result's first line.
+// render draws the card: one line (mark, tool, arguments, time, the
+// result's first line) and, for a file edit, its diff folded.
 func (c *card) render(now time.Time, s styles, width int) string {
+	head := c.head(now, s, width)
+	if c.diff == "" {
+		return head
+	}
+	d, _ := foldDiff(c.diff, cardDiffLines, s)
+	return head + "\n" + indent(d, "    ")
+}
+
+// folded says the card's diff is longer than the card shows.
+func (c *card) folded() bool {
+	return c.diff != "" && strings.Count(strings.TrimRight(c.diff, "\n"), "\n")+1 > cardDiffLines
+}
+
+// head is the card's first line.
+func (c *card) head(now time.Time, s styles, width int) string {
 	var mark, when string
 	switch c.state {
 	case cardWaiting:
@@ -70,19 +90,19 @@ func (c *card) render(now time.Time, s styles, width int) string {
 			when = seconds(now.Sub(c.started))
 		}
 	case cardDone:
-		mark, when = s.ok.Render("✓"), duration(c.duration)
+		mark, when = s.ok.Render("✓"), c.took()
 	case cardFailed:
-		mark, when = s.bad.Render("✗"), duration(c.duration)
+		mark, when = s.bad.Render("✗"), c.took()
 	case cardWaitingUser:
 		mark, when = s.warn.Render("?"), "waiting for you"
 	case cardAborted:
 		mark, when = s.warn.Render("■"), "aborted"
 	}
-	head := fmt.Sprintf("  %s %s %s", mark, s.bold.Render(c.name), summarizeArgs(c.args, max(10, width/2)))
+	head := fmt.Sprintf("  %s %s %s", mark, s.bold.Render(c.name), argsLine(c.name, c.args, max(10, width/2)))
 	if when != "" {
 		head += "  " + s.dim.Render(when)
 	}
-	if c.result != "" && (c.state == cardDone || c.state == cardFailed) {
+	if c.result != "" && (c.state == cardDone || c.state == cardFailed) && (c.diff == "" || c.state == cardFailed) {
 		res := c.result
 		if c.lines > 1 {
 			res += fmt.Sprintf(" (+%d lines)", c.lines-1)
@@ -97,6 +117,15 @@ func (c *card) render(now time.Time, s styles, width int) string {
 	return head
 }
 
+// took is how long the call ran; a card replayed from a stored thread has
+// no time.
+func (c *card) took() string {
+	if c.duration == 0 && c.started.IsZero() {
+		return ""
+	}
+	return duration(c.duration)
+}
+
 // pauseCard is a pause the turn waits on: ask_user questions answered one at
 // a time in the input line, or an approval answered with one key.
 type pauseCard struct {
@@ -106,6 +135,11 @@ type pauseCard struct {
 	intro          string
 	questions      []tool.Question
 	answers        []loop.QuestionAnswer
+	// diff is the change an approval of a file edit would let through;
+	// before is the file's content it was computed from, when known.
+	diff   string
+	before string
+	known  bool
 	// hint says why the last answer was not taken.
 	hint string
 }
@@ -198,12 +232,24 @@ func (p *pauseCard) approval(d loop.Decision) loop.Answer {
 	return loop.Answer{TurnID: p.turnID, CallID: p.callID, Decision: d}
 }
 
-// render draws the pause card.
-func (p *pauseCard) render(s styles, width int) string {
+// render draws the pause card; expanded shows an approval's diff whole.
+func (p *pauseCard) render(s styles, width int, expanded bool) string {
 	var b strings.Builder
 	if p.kind == tool.PauseApproval {
-		fmt.Fprintf(&b, "%s %s %s\n", s.warn.Render("approve?"), s.bold.Render(p.tool), summarizeArgs(p.args, max(10, width-20)))
-		b.WriteString("[y] approve  [a] approve for this thread  [n] deny")
+		fmt.Fprintf(&b, "%s %s %s\n", s.warn.Render("approve?"), s.bold.Render(p.tool), argsLine(p.tool, p.args, max(10, width-20)))
+		keys := "[y] approve  [a] approve for this thread  [n] deny"
+		if p.diff != "" {
+			limit := approvalDiffLines
+			if expanded {
+				limit = 0
+			}
+			d, folded := foldDiff(p.diff, limit, s)
+			b.WriteString(d + "\n")
+			if folded || expanded {
+				keys += "  · ctrl+o fold/expand"
+			}
+		}
+		b.WriteString(keys)
 		return s.card.Width(max(20, width-2)).Render(b.String())
 	}
 	if p.intro != "" {
@@ -248,6 +294,18 @@ func freeText(q *tool.Question) string {
 		return " or your own words"
 	}
 	return ""
+}
+
+// argsLine is a call's arguments on one line: a file edit names its file
+// (its diff shows the rest), other calls show key=value pairs.
+func argsLine(name, args string, width int) string {
+	if isEdit(name) {
+		var a editArgs
+		if json.Unmarshal([]byte(args), &a) == nil && a.Path != "" {
+			return shorten(oneLine(printable(a.Path)), width)
+		}
+	}
+	return summarizeArgs(args, width)
 }
 
 // summarizeArgs renders JSON arguments as key=value pairs on one line.

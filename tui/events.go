@@ -46,7 +46,11 @@ func (m *Model) apply(e event.Event) {
 	switch e.Type {
 	case event.TurnStarted:
 		m.turnID, m.round, m.last = e.TurnID, 0, ""
-		m.status = statusRunning
+		m.turnStart = e.Time
+		if m.turnStart.IsZero() {
+			m.turnStart = m.now()
+		}
+		m.status, m.used = statusRunning, true
 		m.live.reset()
 	case event.RoundStarted:
 		m.commitRound(event.RoleNarration, false)
@@ -73,12 +77,20 @@ func (m *Model) apply(e event.Event) {
 			m.live.cards = append(m.live.cards, c)
 		}
 		c.finish(e.Status, e.Content, e.Duration)
+		if before, ok := m.before[e.CallID]; ok {
+			delete(m.before, e.CallID)
+			if c.diff == "" && c.state == cardDone && c.name == "write_file" && strings.HasPrefix(e.Content, "replaced ") {
+				c.diff = replacedDiff(c.args, before)
+			}
+		}
 	case event.RoundCompleted:
 		m.commitRound(e.Role, e.AnswerVisible)
 	case event.ItemAdded:
 		m.itemAdded(e.Item)
 	case event.PauseRequested:
 		m.pause = newPauseCard(e)
+		m.pause.diff, m.pause.before, m.pause.known = m.propose(e.Name, e.Args)
+		m.expanded = false
 		m.status = statusPaused
 		if c := m.live.card(e.CallID); c != nil {
 			c.state = cardWaitingUser
@@ -94,7 +106,7 @@ func (m *Model) apply(e event.Event) {
 		if e.Status != "" {
 			what = strings.ReplaceAll(e.Status, "_", " ")
 		}
-		m.commit(s.dim.Render(fmt.Sprintf("  ↳ %s %s: %s", e.Name, what, shorten(oneLine(e.Content), max(20, m.width-20)))))
+		m.commit(s.dim.Render(fmt.Sprintf("  ↳ %s %s: %s", e.Name, what, shorten(oneLine(withoutDirectives(e.Content)), max(20, m.width-20)))))
 	case event.Retry:
 		m.commit(s.dim.Render(fmt.Sprintf("  ↻ reconnecting %d/%d: %s", e.Attempt, e.Max, e.Content)))
 	case event.Warning:
@@ -123,10 +135,9 @@ func (m *Model) itemAdded(it *llm.Item) {
 	case llm.OriginInput:
 		// Steered input the turn did not read starts the next turn under
 		// its own id; it is no longer pending.
+		// (Queued texts leave the chat's queue as it starts them.)
 		if i := slices.IndexFunc(m.steers, func(p pendingSteer) bool { return p.id != "" && p.id == it.ID }); i >= 0 {
 			m.steers = slices.Delete(m.steers, i, i+1)
-		} else if i := slices.Index(m.queued, text); i >= 0 {
-			m.queued = slices.Delete(m.queued, i, i+1)
 		}
 		m.commit(s.user.Render("› " + text))
 	case llm.OriginSteer:
@@ -165,6 +176,9 @@ func (m *Model) commitRound(role string, answerVisible bool) {
 	}
 	for _, c := range m.live.cards {
 		parts = append(parts, c.render(m.now(), s, m.width))
+		if c.folded() {
+			m.folded = c.diff
+		}
 	}
 	m.commit(strings.Join(parts, "\n"))
 	m.live.reset()
@@ -187,7 +201,7 @@ func (m *Model) turnCompleted(e event.Event) {
 	sum := e.Turn
 	status := e.Status
 	if sum != nil {
-		status = sum.Status
+		status = string(sum.Status)
 		if e.Usage == nil {
 			m.usage.turn, m.usage.turnCost = sum.Usage, sum.Cost
 		}
@@ -207,13 +221,24 @@ func (m *Model) turnCompleted(e event.Event) {
 		if sum != nil && sum.StopReason == "compacted" {
 			m.commit(s.dim.Render("■ compacted: the next turns start from the summary"))
 		} else if sum != nil && sum.StopReason != "" && sum.StopReason != "finished" {
-			m.commit(s.dim.Render("  (stopped: " + sum.StopReason + ")"))
+			m.commit(s.dim.Render("  (stopped: " + string(sum.StopReason) + ")"))
 		}
 	}
 	m.usage.endTurn()
 	m.turnID, m.round, m.pause = "", 0, nil
 	m.status, m.last = statusIdle, status
 	m.lastEsc = time.Time{}
+	m.used = true
+	if status != "completed" && len(m.queued) > 0 {
+		// The queue waits for the user after a turn that did not end
+		// well: an interrupt, a failure.
+		m.held = true
+	}
+	if m.held && len(m.queued) > 0 {
+		m.commit(s.dim.Render(fmt.Sprintf("  ⏸ %s waiting: Enter on an empty line sends the next, or type a message", plural(len(m.queued), "queued turn"))))
+		return
+	}
+	m.startQueued()
 }
 
 // contextReport renders a context budget for the footer: used of the

@@ -25,6 +25,9 @@ type fakeBackend struct {
 	resumeErr  error
 	compactErr error
 	nextThread int
+	// resumeInfo and resumeItems, when set, are what Resume returns.
+	resumeInfo  *ThreadInfo
+	resumeItems []llm.Item
 }
 
 func (f *fakeBackend) record(format string, args ...any) {
@@ -45,6 +48,9 @@ func (f *fakeBackend) Resume(_ context.Context, id string) (ThreadInfo, []llm.It
 	f.record("resume %s", id)
 	if f.resumeErr != nil {
 		return ThreadInfo{}, nil, f.resumeErr
+	}
+	if f.resumeInfo != nil {
+		return *f.resumeInfo, f.resumeItems, nil
 	}
 	return ThreadInfo{ID: id}, []llm.Item{llm.UserText("earlier question"), {Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartText, Text: "earlier answer"}}}}, nil
 }
@@ -135,12 +141,20 @@ type chat struct {
 }
 
 func newChat(t *testing.T) *chat {
+	return newChatWith(t, &fakeBackend{}, Options{})
+}
+
+// newChatWith is newChat with a backend and options of the test's.
+func newChatWith(t *testing.T, be *fakeBackend, opts Options) *chat {
 	t.Helper()
-	be := &fakeBackend{}
 	c := newClock()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	m, err := New(ctx, be, Options{Model: "test:model", Now: c.now})
+	if opts.Model == "" {
+		opts.Model = "test:model"
+	}
+	opts.Now = c.now
+	m, err := New(ctx, be, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/sandbox"
 )
 
 // Options configure the chat.
@@ -21,6 +22,36 @@ type Options struct {
 	Thread string
 	// Now returns the current time (tests); default time.Now.
 	Now func() time.Time
+	// Workspace is the chat's workspace, read through the sandbox (its
+	// deny list holds): @ completes its paths, and the approval box diffs
+	// a write against the file. Nil completes nothing and diffs only what
+	// the call carries.
+	Workspace *sandbox.Workspace
+	// Dir is the workspace's directory as the threads record it; /threads
+	// lists the threads of this directory. Default: Workspace's.
+	Dir string
+	// History is the workspace's input history, recalled with Up and
+	// Down; nil remembers only this chat's inputs.
+	History *History
+	// Models are the configured models /model offers, as provider:model.
+	Models []string
+	// SetModel switches the thread's model for its next turns; nil makes
+	// /model say it cannot switch.
+	SetModel func(ctx context.Context, threadID, model string) error
+	// Undo reverts the files the thread's last turn that changed files
+	// wrote and says what it did; nil makes /undo say it is not available.
+	// Without force it restores nothing when a file changed after the
+	// turn, and returns an error wrapping ErrChangedSince naming them
+	// (the chat then offers /undo force).
+	Undo func(ctx context.Context, threadID string, force bool) (string, error)
+	// Changes is what the thread changed in the workspace, as a unified
+	// diff (/diff); nil makes /diff say it is not available.
+	Changes func(ctx context.Context, threadID string) (string, error)
+	// MCP describes the MCP servers and their tools (/mcp); nil says none
+	// are configured.
+	MCP func(ctx context.Context) string
+	// Command is how the resume hint names the program; default "rein".
+	Command string
 }
 
 // status is what the footer says the thread is doing.
@@ -47,14 +78,27 @@ type Model struct {
 	sub    Subscription
 	// reading is the subscription a read is in flight for.
 	reading Subscription
-	input   textinput.Model
-	width   int
-	height  int
+	input   textarea.Model
+	// recall walks the input history with Up and Down.
+	recall recall
+	// menu is the completion menu open under the input line (slash
+	// commands or workspace paths), nil when closed.
+	menu *menu
+	// walked is the workspace listing @ completes from; walking says a
+	// listing is under way.
+	walked  *pathCache
+	walking bool
+	// later are commands the update started that it has not returned yet.
+	later  []tea.Cmd
+	width  int
+	height int
 
 	status status
 	// turnID is the running turn; empty when idle.
 	turnID string
-	round  int
+	// turnStart is when it started, for the footer's timer.
+	turnStart time.Time
+	round     int
 	// last is how the last turn ended (completed, interrupted, failed),
 	// shown in the footer until the next turn starts.
 	last string
@@ -70,6 +114,22 @@ type Model struct {
 	// lastEsc is when Esc was pressed while a tool ran (the double-Esc
 	// rule); zero when not armed.
 	lastEsc time.Time
+	// lastCtrlC is when Ctrl-C interrupted a turn: a second one within
+	// doubleCtrlC quits.
+	lastCtrlC time.Time
+	// held says the queue waits for the user: the turn before it was
+	// interrupted, so the queued texts start only when the user sends or
+	// confirms with Enter on an empty line.
+	held bool
+	// used says the thread has turns, so quitting prints how to resume it.
+	used bool
+	// expanded shows the approval box's diff whole; folded keeps the last
+	// long diff the transcript showed folded, for Ctrl-O to print whole.
+	expanded bool
+	folded   string
+	// before holds, by call id, what an approved write_file call's file
+	// held when the approval box showed its diff.
+	before map[string]string
 	// notice is a one-line hint under the live area, cleared by the next
 	// key.
 	notice string
@@ -82,6 +142,8 @@ type Model struct {
 	printing   bool
 	ticking    bool
 	quitting   bool
+	// clear asks the next update to clear the screen (/clear).
+	clear bool
 
 	md markdown
 }
@@ -133,14 +195,8 @@ func New(ctx context.Context, be Backend, opts Options) (*Model, error) {
 	if m.now == nil {
 		m.now = time.Now
 	}
-	m.input = textinput.New()
-	m.input.Prompt = "› "
-	m.input.Placeholder = "ask anything · /help"
-	st := m.input.Styles()
-	st.Cursor.Blink = false
-	m.input.SetStyles(st)
-	m.input.Focus()
-	m.input.SetWidth(m.width - 3)
+	m.input = newInput(m.width)
+	m.recall.reset(opts.History.Entries())
 
 	var history []llm.Item
 	var err error
@@ -151,6 +207,11 @@ func New(ctx context.Context, be Backend, opts Options) (*Model, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("tui: open thread: %w", err)
+	}
+	m.used = m.thread.Turns > 0
+	m.usage.before, m.usage.beforeCost = m.thread.Usage, m.thread.Cost
+	if m.thread.Model != "" {
+		m.opts.Model = m.thread.Model
 	}
 	if err := m.subscribe(); err != nil {
 		return nil, err
@@ -203,7 +264,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
-		m.input.SetWidth(m.width - 3)
+		m.input.SetWidth(m.width)
 	case eventsMsg:
 		if msg.sub != m.sub {
 			// A subscription of a thread left behind (/new, /resume).
@@ -226,13 +287,20 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.key(msg))
 	case tea.PasteMsg:
-		var cmd tea.Cmd
-		m.input, cmd = m.input.Update(msg)
-		cmds = append(cmds, cmd)
+		cmds = append(cmds, m.paste(msg))
+	case walkedMsg:
+		m.walked, m.walking = msg.c, false
+		m.updateMenu()
 	}
+	cmds = append(cmds, m.later...)
+	m.later = nil
 	if m.quitting {
 		// Print what is left, then stop.
 		return m, tea.Sequence(m.flush(), tea.Quit)
+	}
+	if m.clear {
+		m.clear = false
+		cmds = append(cmds, tea.ClearScreen)
 	}
 	// After a thread switch, or the events just handled, read on.
 	cmds = append(cmds, m.waitEvents(), m.flush(), m.tick())
@@ -276,20 +344,58 @@ func (m *Model) Transcript() []string {
 	return out
 }
 
-// showHistory commits a resumed thread's messages: the user's inputs and
-// steers, and the assistant's visible text.
+// showHistory replays a resumed thread as it was shown: the user's inputs
+// and steers, the assistant's text, each call's card with its result (and
+// diff), and the markers of interrupted turns. The engine's directives to
+// the model are left out.
 func (m *Model) showHistory(items []llm.Item) {
 	s := m.styles()
+	results := make(map[string]*llm.Result)
+	for i := range items {
+		for _, p := range items[i].Parts {
+			if p.Kind == llm.PartResult && p.Result != nil {
+				results[p.Result.CallID] = p.Result
+			}
+		}
+	}
+	now := m.now()
 	for i := range items {
 		it := &items[i]
 		switch {
 		case it.Role == llm.RoleUser && (it.Origin == llm.OriginInput || it.Origin == llm.OriginSteer):
-			m.commit(s.user.Render("› " + it.Text()))
-		case it.Role == llm.RoleAssistant && strings.TrimSpace(it.Text()) != "":
-			if len(it.Calls()) > 0 {
-				m.commit(s.dim.Render(wrap(strings.TrimSpace(it.Text()), m.width)))
-			} else {
-				m.commit(m.md.render(it.Text(), m.width))
+			m.commit(s.user.Render("› " + printable(it.Text())))
+		case it.Origin == llm.OriginMarker:
+			if strings.Contains(it.Text(), "interrupted") {
+				m.commit(s.warn.Render("■ interrupted"))
+			}
+		case it.Origin == llm.OriginCompaction:
+			m.commit(s.dim.Render("■ compacted: the next turns start from the summary"))
+		case it.Role == llm.RoleAssistant:
+			var parts []string
+			calls := it.Calls()
+			if t := strings.TrimSpace(it.Text()); t != "" {
+				if len(calls) > 0 {
+					parts = append(parts, s.dim.Render(wrap(t, m.width)))
+				} else {
+					parts = append(parts, m.md.render(t, m.width))
+				}
+			}
+			for _, c := range calls {
+				cd := &card{id: c.ID, name: c.Name, args: string(c.Args), state: cardAborted}
+				if r := results[c.ID]; r != nil {
+					status := string(r.Status)
+					if status == "" {
+						status = string(llm.ResultOK)
+					}
+					cd.finish(status, withoutDirectives(r.Content), 0)
+				}
+				parts = append(parts, cd.render(now, s, m.width))
+				if cd.folded() {
+					m.folded = cd.diff
+				}
+			}
+			if len(parts) > 0 {
+				m.commit(strings.Join(parts, "\n"))
 			}
 		}
 	}

@@ -51,7 +51,10 @@ func TestSteerRacingTheTurnsEndIsQueued(t *testing.T) {
 			c.running("turn_1")
 			c.typeText("more")
 			c.press(key(tea.KeyEnter))
-			c.wantCalls("steer thread_1 turn_1 more", "queue thread_1 more")
+			// The chat keeps it as the next turn, and starts it once the
+			// turn it raced has ended.
+			c.send(event.Event{Type: event.TurnCompleted, TurnID: "turn_1", Status: "completed", Turn: &event.TurnSummary{Status: "completed"}})
+			c.wantCalls("steer thread_1 turn_1 more", "start thread_1 more")
 		})
 	}
 }
@@ -63,14 +66,17 @@ func TestTabQueuesTheNextTurn(t *testing.T) {
 	c.press(key(tea.KeyTab))
 	c.typeText("then do C")
 	c.press(key(tea.KeyTab))
-	c.wantCalls("queue thread_1 then do B", "queue thread_1 then do C")
+	// The chat holds the queue: nothing reaches the backend while the
+	// turn runs.
+	c.wantCalls()
 	v := c.view()
 	if !strings.Contains(v, "queued 1: then do B") || !strings.Contains(v, "queued 2: then do C") || !strings.Contains(v, "2 queued") {
 		t.Fatalf("view does not show the queue in order:\n%s", v)
 	}
-	// The first queued text becomes the next turn.
-	c.send(event.Event{Type: event.TurnCompleted, TurnID: "turn_1", Status: "completed", Turn: &event.TurnSummary{Status: "completed", StopReason: "finished"}},
-		event.Event{Type: event.TurnStarted, TurnID: "turn_2"},
+	// The first queued text becomes the next turn once the turn completes.
+	c.send(event.Event{Type: event.TurnCompleted, TurnID: "turn_1", Status: "completed", Turn: &event.TurnSummary{Status: "completed", StopReason: "finished"}})
+	c.wantCalls("start thread_1 then do B")
+	c.send(event.Event{Type: event.TurnStarted, TurnID: "turn_2"},
 		event.Event{Type: event.ItemAdded, TurnID: "turn_2", Item: &llm.Item{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText, Text: "then do B"}}}})
 	v = c.view()
 	if strings.Contains(v, "then do B") || !strings.Contains(v, "queued 1: then do C") {
@@ -85,7 +91,7 @@ func TestTabWhenIdleStartsAtOnce(t *testing.T) {
 	c := newChat(t)
 	c.typeText("now")
 	c.press(key(tea.KeyTab))
-	c.wantCalls("queue thread_1 now")
+	c.wantCalls("start thread_1 now")
 	if len(c.m.queued) != 0 {
 		t.Errorf("queued = %q; an idle thread runs the text at once", c.m.queued)
 	}
@@ -237,8 +243,12 @@ func TestStatusAndFooter(t *testing.T) {
 	c.running("turn_1")
 	c.send(event.Event{Type: event.RoundStarted, TurnID: "turn_1", Round: 2},
 		event.Event{Type: event.Usage, TurnID: "turn_1", Usage: &llm.Usage{InputTokens: 1200, OutputTokens: 300}, Cost: 0.0125})
-	if v := c.view(); !strings.Contains(v, "running round 2 · test:model · 1.5k tokens · $0.0125 · ctx —") {
+	if v := c.view(); !strings.Contains(v, "running round 2 · 0s · test:model · 1.5k tokens · $0.0125 · ctx —") {
 		t.Errorf("running footer:\n%s", v)
+	}
+	c.clock.advance(12 * time.Second)
+	if v := c.view(); !strings.Contains(v, "running round 2 · 12s · test:model") {
+		t.Errorf("the footer's timer does not run:\n%s", v)
 	}
 	c.send(event.Event{Type: event.PauseRequested, TurnID: "turn_1", CallID: "c9", Name: "ask_user", Pause: &tool.Pause{Kind: tool.PauseAskUser, Questions: []tool.Question{{ID: "q1", Prompt: "Which?"}}}})
 	if v := c.view(); !strings.HasPrefix(lastLine(v), "paused · ") {
@@ -366,7 +376,7 @@ func TestSlashCommands(t *testing.T) {
 		want    string
 		calls   []string
 	}{
-		{name: "help", line: "/help", want: "tab      queue as the next turn"},
+		{name: "help", line: "/help", want: "tab          queue as the next turn"},
 		{name: "compact without a window", line: "/compact", setup: func(f *fakeBackend) { f.compactErr = ErrNoCompaction },
 			want: "/compact is not available yet", calls: []string{"compact thread_1"}},
 		{name: "compact", line: "/compact", want: "compacting", calls: []string{"compact thread_1"}},
@@ -377,7 +387,7 @@ func TestSlashCommands(t *testing.T) {
 		{name: "resume without a store", line: "/resume thread_old", setup: func(f *fakeBackend) { f.resumeErr = ErrNotStored },
 			want: "threads are not stored yet", calls: []string{"resume thread_old"}},
 		{name: "resume", line: "/resume thread_9", want: "earlier answer", calls: []string{"resume thread_9"}},
-		{name: "resume needs an id", line: "/resume", want: "/resume needs a thread id"},
+		{name: "resume without an id and no other thread", line: "/resume ", want: "no other threads in this workspace"},
 		{name: "threads", line: "/threads", want: "* thread_1  0 turns"},
 	}
 	for _, tt := range tests {

@@ -92,7 +92,7 @@ func (b *Session) NewThread(ctx context.Context) (ThreadInfo, error) {
 		return ThreadInfo{}, sessionErr("new thread", err)
 	}
 	b.open(th.ID)
-	return ThreadInfo{ID: th.ID, Created: th.Created, Updated: th.Updated}, nil
+	return ThreadInfo{ID: th.ID, Created: th.Created, Updated: th.Updated, Workspace: th.Settings.Workspace, Model: th.Settings.Model}, nil
 }
 
 // Resume loads a stored thread and returns its history, the running or
@@ -108,12 +108,15 @@ func (b *Session) Resume(ctx context.Context, threadID string) (ThreadInfo, []ll
 		return ThreadInfo{}, nil, sessionErr("resume", err)
 	}
 	b.open(threadID)
-	info := ThreadInfo{ID: threadID, Created: snap.Thread.Created, Updated: snap.Thread.Updated, Turns: len(snap.Turns)}
+	info := ThreadInfo{ID: threadID, Created: snap.Thread.Created, Updated: snap.Thread.Updated, Turns: len(snap.Turns),
+		Workspace: snap.Thread.Settings.Workspace, Model: snap.Thread.Settings.Model}
 	for _, t := range snap.Turns {
-		if len(t.Input) > 0 {
+		if info.Title == "" && len(t.Input) > 0 {
 			info.Title = shorten(oneLine(t.Input[0].Text()), 60)
-			break
 		}
+		// The tokens and cost the thread had, for its footer and /cost.
+		info.Usage = info.Usage.Add(t.Usage)
+		info.Cost += t.Cost
 	}
 	_, info.Running, _ = b.sched.Active(ctx, threadID)
 	return info, snap.Items, nil
@@ -135,7 +138,7 @@ func (b *Session) Threads(ctx context.Context) ([]ThreadInfo, error) {
 			return nil, sessionErr("threads", err)
 		}
 		for _, t := range ts {
-			out = append(out, ThreadInfo{ID: t.ID, Created: t.Created, Updated: t.Updated})
+			out = append(out, ThreadInfo{ID: t.ID, Created: t.Created, Updated: t.Updated, Workspace: t.Settings.Workspace, Model: t.Settings.Model})
 		}
 	}
 	b.mu.Lock()

@@ -3,30 +3,39 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/reinhq/rein/tool"
 )
 
 // styles are the chat's text styles; the program downsamples colours to
 // what the terminal supports.
 type styles struct {
 	dim, bold, user, ok, bad, warn, running lipgloss.Style
-	card, footer                            lipgloss.Style
+	card, footer, selected                  lipgloss.Style
+	// add, del and hunk colour a diff's lines.
+	add, del, hunk lipgloss.Style
 }
 
 func (m *Model) styles() styles {
 	return styles{
-		dim:     lipgloss.NewStyle().Faint(true),
-		bold:    lipgloss.NewStyle().Bold(true),
-		user:    lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12")),
-		ok:      lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
-		bad:     lipgloss.NewStyle().Foreground(lipgloss.Color("9")),
-		warn:    lipgloss.NewStyle().Foreground(lipgloss.Color("11")),
-		running: lipgloss.NewStyle().Foreground(lipgloss.Color("14")),
-		card:    lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color("11")).Padding(0, 1),
-		footer:  lipgloss.NewStyle().Faint(true),
+		dim:      lipgloss.NewStyle().Faint(true),
+		bold:     lipgloss.NewStyle().Bold(true),
+		user:     lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12")),
+		ok:       lipgloss.NewStyle().Foreground(lipgloss.Color("10")),
+		bad:      lipgloss.NewStyle().Foreground(lipgloss.Color("9")),
+		warn:     lipgloss.NewStyle().Foreground(lipgloss.Color("11")),
+		running:  lipgloss.NewStyle().Foreground(lipgloss.Color("14")),
+		card:     lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color("11")).Padding(0, 1),
+		footer:   lipgloss.NewStyle().Faint(true),
+		selected: lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("14")),
+		add:      lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
+		del:      lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
+		hunk:     lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
 	}
 }
 
@@ -45,12 +54,16 @@ func (m *Model) View() tea.View {
 		blocks = append(blocks, s.dim.Render(fmt.Sprintf("  ⏵ queued %d: ", i+1))+shorten(oneLine(t), max(10, m.width-16)))
 	}
 	if m.pause != nil {
-		blocks = append(blocks, m.pause.render(s, m.width))
+		blocks = append(blocks, m.pause.render(s, m.width, m.expanded))
 	}
 	if m.notice != "" {
 		blocks = append(blocks, s.warn.Render(m.notice))
 	}
-	blocks = append(blocks, m.input.View(), m.footer(s))
+	blocks = append(blocks, m.input.View())
+	if m.menu != nil {
+		blocks = append(blocks, m.menu.render(s, m.width))
+	}
+	blocks = append(blocks, m.footer(s))
 	return tea.NewView(strings.Join(blocks, "\n"))
 }
 
@@ -62,8 +75,10 @@ func (m *Model) liveView(s styles) string {
 		parts = append(parts, s.dim.Render(thinkingLine(t, m.width)))
 	}
 	if t := strings.TrimSpace(m.live.text.String()); t != "" {
-		lines := strings.Split(wrap(t, m.width), "\n")
 		room := max(3, m.height-8-len(m.live.cards))
+		// Only the end is shown: wrapping all of a long answer at every
+		// frame would make each key press wait on it.
+		lines := strings.Split(wrap(tail(t, (room+1)*m.width*4), m.width), "\n")
 		if len(lines) > room {
 			lines = append([]string{s.dim.Render("…")}, lines[len(lines)-room+1:]...)
 		}
@@ -95,9 +110,11 @@ func (m *Model) footer(s styles) string {
 	if n := len(m.queued); n > 0 {
 		fields = append(fields, fmt.Sprintf("%d queued", n))
 	}
-	keys := "enter send · tab queue · /help · ctrl+c quit"
+	keys := "enter send · shift+enter newline · / commands · ctrl+c quit"
 	switch {
-	case m.pause != nil && m.pause.kind == "approval":
+	case m.turnID == "" && m.held && len(m.queued) > 0:
+		keys = "enter on an empty line sends the queue · ctrl+c quit"
+	case m.pause != nil && m.pause.kind == tool.PauseApproval:
 		keys = "y/a/n answer · esc interrupt"
 	case m.pause != nil:
 		keys = "enter answer · esc interrupt"
@@ -111,10 +128,14 @@ func (m *Model) footer(s styles) string {
 func (m *Model) statusText() string {
 	switch m.status {
 	case statusRunning:
-		if m.round > 0 {
-			return fmt.Sprintf("running round %d", m.round)
+		elapsed := ""
+		if !m.turnStart.IsZero() {
+			elapsed = fmt.Sprintf(" · %ds", int(m.now().Sub(m.turnStart).Seconds()))
 		}
-		return "running"
+		if m.round > 0 {
+			return fmt.Sprintf("running round %d%s", m.round, elapsed)
+		}
+		return "running" + elapsed
 	case statusPaused:
 		return "paused"
 	case statusInterrupting:
@@ -124,6 +145,22 @@ func (m *Model) statusText() string {
 		return m.last
 	}
 	return "idle"
+}
+
+// tail returns about the last n bytes of s, starting at a line or word
+// boundary (never inside a character).
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexAny(s, "\n "); i >= 0 && i < len(s)-1 {
+		return s[i+1:]
+	}
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return s
 }
 
 // wrap wraps text to width columns, keeping its line breaks.

@@ -42,18 +42,21 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p := &persisted{st: st}
-			defer p.close()
-			snap, err := st.Load(ctx, args[0])
+			defer st.Close()
+			id, err := resolveThread(ctx, st, args[0])
+			if err != nil {
+				return err
+			}
+			snap, err := st.Load(ctx, id)
 			if errors.Is(err, store.ErrNotFound) {
-				return usageError(fmt.Errorf("no thread %s in %s (rein sessions list shows them)", args[0], st.Path()))
+				return usageError(fmt.Errorf("no thread %s in %s (rein sessions list shows them)", id, st.Path()))
 			}
 			if err != nil {
 				return err
 			}
-			raw, err := st.LoadPause(ctx, args[0])
+			raw, err := st.LoadPause(ctx, id)
 			if errors.Is(err, loop.ErrNotPaused) {
-				return usageError(fmt.Errorf("thread %s has no paused turn to answer", args[0]))
+				return usageError(fmt.Errorf("thread %s has no paused turn to answer", id))
 			}
 			if err != nil {
 				return err
@@ -70,7 +73,6 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			p.thread, p.resume = snap.Thread, &resumeTurn{state: state, answer: ans}
 
 			if err := f.adopt(cmd, snap.Thread, true); err != nil {
 				return usageError(err)
@@ -93,7 +95,7 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: describeAnswer(ans), persist: p})
+			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: describeAnswer(ans), thread: snap.Thread.ID, answer: &ans, st: st})
 		},
 	}
 	f.register(cmd)

@@ -53,7 +53,7 @@ func mainIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if stdin != nil {
 		root.SetIn(stdin)
 	}
-	root.SetArgs(args)
+	root.SetArgs(defaultCommand(args))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitCompleted
@@ -82,10 +82,13 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Short: "An agent harness: a model, tools, and a loop that knows when to stop",
 		Long: "rein runs a language model in a loop with tools: it builds the context, offers the tools,\n" +
 			"runs the calls the model makes (in parallel where safe), feeds the results back and\n" +
-			"knows when to stop. Try `rein demo` to see it work offline.",
+			"knows when to stop. Try `rein demo` to see it work offline; `rein` alone opens the chat.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("rein {{.Version}}\n")
+	root.SetFlagErrorFunc(suggestFlag)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newDemoCmd(), newToolsCmd())
@@ -97,5 +100,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newTraceCmd())
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newKBCmd(), newMemoryCmd(), newNotesCmd())
+	root.AddCommand(newUndoCmd(), newMCPCmd())
 	return root
 }

@@ -29,7 +29,9 @@ func clearKeys(t *testing.T) {
 func runMain(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(ctx, args, &out, &errb)
+	// An empty standard input, not the test process's: rein run reads a
+	// stdin that is not a terminal.
+	code := mainIO(ctx, args, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -190,7 +192,9 @@ func TestRunMountsExecWhenAskedFor(t *testing.T) {
 	}
 }
 
-func TestRunWithoutExecFlagHasNoExec(t *testing.T) {
+// TestRunWithoutExecHasNoExec: exec is offered by default where it can
+// be (sandbox_test.go); --exec=false and --no-tool exec take it away.
+func TestRunWithoutExecHasNoExec(t *testing.T) {
 	clearKeys(t)
 	script := writeScript(t, `rounds:
   - calls:
@@ -199,7 +203,10 @@ func TestRunWithoutExecFlagHasNoExec(t *testing.T) {
     expect:
       - result: {call: e1, contains: "no tool named \"exec\" here"}
 `)
-	if code, stdout, stderr := runMain(t, context.Background(), "run", "--model", "scripted:"+script, "--workspace", t.TempDir(), "x"); code != ExitCompleted {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	for _, off := range [][]string{{"--exec=false"}, {"--no-tool", "exec"}} {
+		args := append([]string{"run", "--model", "scripted:" + script, "--workspace", t.TempDir()}, off...)
+		if code, stdout, stderr := runMain(t, context.Background(), append(args, "x")...); code != ExitCompleted {
+			t.Fatalf("%v: exit %d\n%s\n%s", off, code, stdout, stderr)
+		}
 	}
 }

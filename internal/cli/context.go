@@ -85,7 +85,7 @@ func newContextCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&db, "db", "", dbFlagUsage)
 	cmd.Flags().StringVar(&history, "history", "", "count the items of a JSON file instead of a stored thread")
-	cmd.Flags().StringVar(&model, "model", "", "the model whose window to count against, as PROVIDER:MODEL (default: the thread's)")
+	cmd.Flags().StringVarP(&model, "model", "m", "", "the model whose window to count against, as PROVIDER:MODEL (default: the thread's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -127,6 +127,9 @@ func threadContext(ctx context.Context, db, id, model string) ([]llm.Item, *even
 		return nil, nil, "", err
 	}
 	defer st.Close()
+	if id, err = resolveThread(ctx, st, id); err != nil {
+		return nil, nil, "", err
+	}
 	t, err := st.Thread(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, "", usageError(fmt.Errorf("no thread %s in %s (rein sessions list shows them)", id, st.Path()))

@@ -12,14 +12,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/sandbox"
+	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/fs"
 )
 
 func newDoctorCmd() *cobra.Command {
-	var mode string
+	var mode, db, redis string
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Show what works here: providers, the sandbox, ripgrep, the config and data directories",
@@ -28,26 +31,32 @@ func newDoctorCmd() *cobra.Command {
 			"grep can use ripgrep, and where rein reads its config and keeps its data. It says what\n" +
 			"the sandbox mode (--sandbox, as run takes it) lets tools do here, the limits commands run\n" +
 			"under and the workspace's deny list (the config's [sandbox] table over the defaults).\n" +
-			"It exits 1 when the config file cannot be read.",
+			"When the threads are in PostgreSQL (--db or $REIN_DB is a postgres:// URL) it checks the\n" +
+			"database answers and its schema version; with --redis or $REIN_REDIS, that Redis answers.\n" +
+			"It exits 1 when the config file cannot be read or the PostgreSQL store or Redis does not answer.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, err := sandbox.ParseMode(mode)
 			if err != nil {
 				return usageError(fmt.Errorf("--sandbox: %w", err))
 			}
-			if !doctor(cmd.Context(), cmd.OutOrStdout(), m) {
+			if !doctor(cmd.Context(), cmd.OutOrStdout(), m, db, redis) {
 				return exitCode(ExitFailed)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&mode, "sandbox", string(sandbox.ModeWorkspaceWrite), "the sandbox mode to report on: read-only, workspace-write or full-access")
+	cmd.Flags().StringVar(&db, "db", "", "the thread store to check when it is a postgres:// URL (default $"+store.EnvPath+")")
+	cmd.Flags().StringVar(&redis, "redis", "", "the Redis to check, HOST:PORT (default $"+envRedis+")")
 	return cmd
 }
 
-// doctor writes the report, with what the sandbox mode mode means here, and
-// says whether everything it needs to run could be read.
-func doctor(ctx context.Context, w io.Writer, mode sandbox.Mode) bool {
+// doctor writes the report, with what the sandbox mode mode means here and
+// the PostgreSQL thread store db names (--db, else $REIN_DB) and the Redis
+// redis names (--redis, else $REIN_REDIS), and says
+// whether everything it needs to run could be read.
+func doctor(ctx context.Context, w io.Writer, mode sandbox.Mode, db, redis string) bool {
 	ok := true
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 
@@ -64,6 +73,14 @@ func doctor(ctx context.Context, w io.Writer, mode sandbox.Mode) bool {
 		fmt.Fprintf(tw, "config\t%s (not found; built-in providers only)\n", path)
 	}
 	fmt.Fprintf(tw, "data\t%s\n", dirState(dataDir()))
+	if line, pgOK := postgresReport(ctx, db); line != "" {
+		fmt.Fprintf(tw, "threads\tPostgreSQL %s\n", line)
+		ok = ok && pgOK
+	}
+	if line, redisOK := redisReport(ctx, redis); line != "" {
+		fmt.Fprintf(tw, "redis\t%s\n", line)
+		ok = ok && redisOK
+	}
 
 	fmt.Fprintln(tw, "providers\t")
 	list, err := provider.List(provider.Config{File: f})
@@ -78,6 +95,11 @@ func doctor(ctx context.Context, w io.Writer, mode sandbox.Mode) bool {
 	rep := detectSandbox()
 	fmt.Fprintf(tw, "sandbox\t%s\n", rep)
 	fmt.Fprintf(tw, "sandbox mode\t%s: %s\n", mode, mode.Describe(rep))
+	if ok, why := agent.ExecCase(mode, tool.PolicyOnRequest, rep); ok {
+		fmt.Fprintf(tw, "exec	offered by default; %s\n", why)
+	} else {
+		fmt.Fprintf(tw, "exec	not offered: %s\n", why)
+	}
 	// The config's [sandbox] table, as run would apply it; defaults when
 	// the file cannot be read (said above).
 	box := sandboxOptions(f)

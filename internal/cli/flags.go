@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
@@ -43,9 +45,9 @@ type turnFlags struct {
 
 func (f *turnFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.model, "model", "", "PROVIDER:MODEL (openai, openai-chat, anthropic, deepseek, scripted:PATH); default: the first provider whose key is set")
+	fl.StringVarP(&f.model, "model", "m", "", "PROVIDER:MODEL (openai, openai-chat, anthropic, deepseek, scripted:PATH), or a model name that tells its provider (gpt-5, o3, claude-sonnet-4-5, deepseek-chat); default: the first provider whose key is set")
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL (e.g. http://127.0.0.1:8080/v1 for a local OpenAI-compatible server)")
-	fl.StringVar(&f.workspace, "workspace", "", "the directory the file tools may use (default: the current directory)")
+	fl.StringVarP(&f.workspace, "workspace", "C", "", "the directory the file tools may use (default: the current directory)")
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, fmt.Sprintf("exploration budget in rounds, 1..%d (default %d)", loop.MaxMaxRounds, loop.DefaultMaxRounds))
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "the turn's token budget: input + output summed over its rounds")
 	fl.IntVar(&f.maxOutput, "max-output", 0, "output tokens per model call")
@@ -142,4 +144,19 @@ func (f *turnFlags) providerConfig(cfg *config.File, warnw io.Writer) provider.C
 // warnTo returns a provider warning hook that prints to w.
 func warnTo(w io.Writer) func(string) {
 	return func(msg string) { fmt.Fprintf(w, "rein: warning: %s\n", msg) }
+}
+
+// flagError says a library error in the command's words: the flag that
+// sets what the runtime refused (agent's errors name settings, not flags).
+func flagError(err error) error {
+	if pe, ok := errors.AsType[*agent.PriceError](err); ok {
+		if pe.Unknowable {
+			return fmt.Errorf("--max-cost needs a price for %s, and none is known; drop --max-cost, or budget the turn with --max-tokens or --timeout", pe.Spec)
+		}
+		return fmt.Errorf("--max-cost needs a price for %s; set one in the config file (rein models shows what is known)", pe.Spec)
+	}
+	if se, ok := errors.AsType[*agent.SettingError](err); ok {
+		return fmt.Errorf("--%s %w", se.Setting, se.Err)
+	}
+	return err
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tools/kb"
 )
@@ -23,13 +25,20 @@ func newKBCmd() *cobra.Command {
 	cmd.PersistentFlags().StringVar(&db, "db", "", dbFlagUsage)
 
 	var maxSize int64
+	var embed string
+	var exclude []string
+	var noGitignore bool
 	add := &cobra.Command{
 		Use:   "add NAME PATH...",
 		Short: "Add text files (directories are walked) to the knowledge base NAME, creating it",
 		Long: "add reads the text files at each PATH — directories recursively, leaving out hidden\n" +
 			"entries, .git, node_modules, binary files and files over --max-size — cuts them into\n" +
 			"chunks with their line ranges and indexes them (SQLite FTS5, BM25). A file added again\n" +
-			"is replaced when it changed. Paths in references are relative to the current directory.",
+			"is replaced when it changed. Paths in references are relative to the current directory.\n" +
+			"What a directory's .gitignore ignores is left out, and what --exclude GLOB matches.\n" +
+			"--embed PROVIDER:MODEL also embeds each chunk through the provider's OpenAI-compatible\n" +
+			"/v1/embeddings endpoint (OpenAI, Ollama, vLLM, llama.cpp), and rag then fuses BM25 with\n" +
+			"cosine search; a base embedded once stays embedded: adding to it embeds the new chunks.",
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(cmd.Context(), db)
@@ -37,7 +46,21 @@ func newKBCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			rep, err := kb.Add(cmd.Context(), st, args[0], args[1:], kb.AddOptions{MaxFileSize: maxSize})
+			o := kb.AddOptions{MaxFileSize: maxSize, Exclude: exclude, NoGitignore: noGitignore}
+			if embed == "" {
+				// A base embedded once stays so: its new chunks get vectors.
+				if embed, err = st.KBEmbedding(cmd.Context(), args[0]); err != nil {
+					return err
+				}
+			}
+			if embed != "" {
+				e, err := kbEmbedders()(embed)
+				if err != nil {
+					return usageError(fmt.Errorf("--embed %s: %w", embed, err))
+				}
+				o.Embed, o.EmbedModel = e, embed
+			}
+			rep, err := kb.Add(cmd.Context(), st, args[0], args[1:], o)
 			if errors.Is(err, store.ErrInvalidName) {
 				return usageError(err)
 			}
@@ -47,6 +70,12 @@ func newKBCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%s: %d files read (%d added, %d updated, %d unchanged), %d chunks written, %s in %s\n",
 				args[0], rep.Files, rep.Added, rep.Updated, rep.Unchanged, rep.Chunks, bytesText(rep.Bytes), rep.Duration.Round(time.Millisecond))
+			if rep.Ignored > 0 {
+				fmt.Fprintf(out, "%d files and directories ignored (.gitignore, --exclude)\n", rep.Ignored)
+			}
+			if embed != "" {
+				fmt.Fprintf(out, "%d chunks embedded with %s\n", rep.Embedded, embed)
+			}
 			if rep.SkippedCount > 0 {
 				fmt.Fprintf(out, "%d files left out:\n", rep.SkippedCount)
 				for _, s := range rep.Skipped {
@@ -60,6 +89,9 @@ func newKBCmd() *cobra.Command {
 		},
 	}
 	add.Flags().Int64Var(&maxSize, "max-size", kb.DefaultMaxFileSize, "leave out files larger than this many bytes")
+	add.Flags().StringVar(&embed, "embed", "", "embed the chunks with PROVIDER:MODEL's /v1/embeddings, for hybrid search (BM25 + cosine)")
+	add.Flags().StringArrayVar(&exclude, "exclude", nil, "leave out what GLOB matches (a glob without / matches any name on the path); repeatable")
+	add.Flags().BoolVar(&noGitignore, "no-gitignore", false, "add what .gitignore files ignore too")
 
 	list := listCmd("List the knowledge bases: name, files, chunks, size, updated", "bases",
 		"no knowledge bases; rein kb add NAME PATH... makes one", &db, (*store.Store).KBs,
@@ -105,7 +137,7 @@ func newKBCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			ps, err := st.SearchKB(cmd.Context(), args[0], strings.Join(args[1:], " "), limit)
+			ps, _, note, err := kb.Search(cmd.Context(), st, args[0], strings.Join(args[1:], " "), limit, kbEmbedders())
 			if errors.Is(err, store.ErrEmptyQuery) {
 				return usageError(err)
 			}
@@ -113,6 +145,9 @@ func newKBCmd() *cobra.Command {
 				return notFound(err)
 			}
 			out := cmd.OutOrStdout()
+			if note != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+note)
+			}
 			if len(ps) == 0 {
 				fmt.Fprintln(out, "no passage matches")
 			}
@@ -134,6 +169,17 @@ func newKBCmd() *cobra.Command {
 	}
 	cmd.AddCommand(add, list, files, search, rm)
 	return cmd
+}
+
+// kbEmbedders finds a base's embeddings endpoint as a model is found: the
+// environment and the config file (an unreadable file is reported when an
+// embedder is asked for).
+func kbEmbedders() kb.Embedders {
+	f, err := loadConfig()
+	if err != nil {
+		return func(string) (kb.Embedder, error) { return nil, err }
+	}
+	return agent.ProviderEmbedders(provider.Config{File: f})
 }
 
 // notFound makes a store's not-found error a failure with its message

@@ -17,35 +17,39 @@ import (
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/record"
+	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/session"
-	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/telemetry"
 )
 
 func newRunCmd() *cobra.Command {
 	var f turnFlags
 	var thread, schema string
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] PROMPT|-",
 		Short: "Run one turn and stream the answer",
 		Long: "Run one turn of PROMPT with the workspace's file tools and stream the answer.\n" +
+			"With - as the prompt, or none and standard input not a terminal, the prompt is read from standard input.\n" +
 			"Exit codes: 0 completed, 1 failed, 2 usage or configuration error, 3 paused (awaiting the user), 130 interrupted.",
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check(); err != nil {
 				return usageError(err)
 			}
-			prompt := strings.TrimSpace(strings.Join(args, " "))
-			if prompt == "" {
-				return usageError(errors.New("the prompt is empty; say what the agent should do"))
+			prompt, err := promptOf(args, cmd.InOrStdin())
+			if err != nil {
+				return usageError(err)
 			}
 			if thread != "" {
 				th, err := threadSettings(cmd.Context(), f.db, thread)
 				if err != nil {
 					return err
 				}
+				thread = th.ID // a prefix given: the thread it names
 				if err := f.adopt(cmd, th, true); err != nil {
 					return usageError(err)
 				}
@@ -105,7 +109,7 @@ func chooseModel(flag string, cfg *config.File) (provider.Spec, error) {
 	return provider.Default(provider.Config{File: cfg})
 }
 
-// turnSetup is what a turn needs, whoever starts it (run, demo).
+// turnSetup is what a turn needs, whoever starts it (run, answer, demo).
 type turnSetup struct {
 	flags *turnFlags
 	// cfg is the config file, read once by the command: its MCP servers
@@ -116,14 +120,16 @@ type turnSetup struct {
 	model  llm.Model
 	dir    string
 	prompt string
-	tools  []tool.Tool // nil: the workspace's file tools
 	// header is printed before the turn in human mode.
 	header []string
 	// thread continues a stored thread; "" starts a new one.
 	thread string
-	// persist is the store and thread already opened (rein answer); nil
-	// opens them from the flags.
-	persist *persisted
+	// answer answers the thread's paused turn (rein answer), which then
+	// goes on; nil runs a new turn of prompt.
+	answer *loop.Answer
+	// st is the store already opened (rein answer); nil opens it from the
+	// flags.
+	st *store.Store
 	// caps are the model's capabilities, when a real provider runs it:
 	// its price (the cost budget) and its context window (the guard).
 	caps *provider.Capabilities
@@ -131,128 +137,168 @@ type turnSetup struct {
 	output *llm.Output
 }
 
-// runTurn runs one turn and reports it as text or JSON Lines, returning an
-// exit code error for anything but a completed turn.
+// runTurn runs one turn — a new one, or the paused one answered — as a
+// one-shot client of the session runtime: the flags map to an
+// agent.RuntimeConfig (the turn's settings forced over the thread's, the
+// model already opened), and the turn is claimed, set up, journaled,
+// traced, watched and recorded by the same agent.Runtime and
+// session.Scheduler as chat's and serve's turns. runTurn renders its
+// events as text or JSON Lines and returns an exit code error for
+// anything but a completed turn.
 func runTurn(cmd *cobra.Command, s turnSetup) error {
-	out := cmd.OutOrStdout()
-	box := sandboxOptions(s.cfg)
-	ws, err := openWorkspace(s.dir, box)
+	ctx := cmd.Context()
+	out, logw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	st := s.st
+	if st == nil {
+		var err error
+		if st, err = openStore(ctx, s.flags.db); err != nil {
+			return err
+		}
+		defer st.Close()
+	}
+	m, err := startMCP(ctx, logw, s.cfg)
 	if err != nil {
 		return usageError(err)
 	}
-	defer ws.Close()
-
-	o := s.flags.options()
-	o.Output = s.output
-	o.Redact = agent.NewSecrets(s.cfg).Redactor(s.dir)
-	o.Model = s.model
-	o.ModelName = s.spec.Model
-	if s.spec.Provider == "scripted" {
-		o.ModelName = ""
+	if m != nil {
+		defer m.Close()
 	}
-	if err := agent.ApplyModel(&o, s.spec, s.caps, s.cfg); err != nil {
+	x, err := telemetry.FromEnv(ctx, "")
+	if err != nil {
 		return usageError(err)
 	}
-	// The store comes first: the knowledge tools and their gates read it.
-	p, err := openPersisted(cmd.Context(), &s)
-	if err != nil {
-		return err
-	}
-	defer p.close()
-	o.Journal = p.st
+	defer shutdownExport(x, logw)
 
-	if s.tools != nil {
-		o.Tools = tool.NewSet(s.tools...)
-	} else {
-		s.flags.tools.approval = s.flags.approval
-		s.flags.tools.st = p.st
-		s.flags.tools.sandboxOpts = box
-		if s.cfg != nil {
-			s.flags.tools.webSearch = s.cfg.WebSearch
-		}
-		s.flags.tools.ownSearch = s.caps != nil && s.caps.WebSearch
-		m, err := startMCP(cmd.Context(), cmd.ErrOrStderr(), s.cfg)
-		if err != nil {
-			return usageError(err)
-		}
-		if m != nil {
-			defer m.Close()
-		}
-		s.flags.tools.mcp = m
-		set, _, capability, err := composeTools(cmd.Context(), ws, &s.flags.tools, cmd.ErrOrStderr())
-		if err != nil {
-			return usageError(err)
-		}
-		o.Tools = set
-		if capability != nil && capability.Prompt != "" {
-			o.System = strings.TrimSpace(o.System + "\n\n" + capability.Prompt)
-		}
-		o.System = agent.JoinPrompt(o.System, s.flags.tools.loaded.Prompt(cmd.Context(), set, cmd.ErrOrStderr()))
-	}
+	f := s.flags
+	o := f.options()
+	// The turn runs as its flags say: for a thread continued, adopt has
+	// made them the thread's, but for another --model for this turn.
+	// Tools given by flag are this turn's too, whatever the thread chose.
+	turn := record.Settings{Workspace: s.dir, Model: s.spec.String(), Approval: f.approval, Sandbox: f.tools.sandbox,
+		MaxRounds: f.maxRounds, Instructions: f.system, EnableTools: f.tools.enabled, DisableTools: f.tools.suppressed, ForceTools: f.tools.forced}
+	rt := agent.NewRuntime(agent.RuntimeConfig{
+		Store: st, File: s.cfg, Force: turn, MCP: m, Export: x, Log: logw,
+		Tools: agent.Tools{Capability: f.tools.capability, Exclusive: f.tools.exclusive, Exec: f.tools.exec,
+			Enable: f.tools.enabled, Disable: f.tools.suppressed, Force: f.tools.forced, KBs: f.tools.kbs, Attach: f.tools.attach},
+		Base:     loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget, Output: s.output},
+		Provider: f.providerConfig(s.cfg, logw),
+		// Opened already: resolved by the command, or the demo's script.
+		Open: func(spec provider.Spec) (*provider.Resolved, error) {
+			if spec != s.spec {
+				return provider.Resolve(spec, f.providerConfig(s.cfg, logw))
+			}
+			r := &provider.Resolved{Spec: spec, Model: s.model}
+			if s.caps != nil {
+				r.Caps = *s.caps
+			}
+			return r, nil
+		},
+		Detect: func() sandbox.Report { return detectSandbox() },
+	})
+	defer rt.Close()
 
 	var h *human
 	var jl *jsonLines
-	if s.flags.json {
+	var view event.Handler
+	if f.json {
 		jl = newJSONLines(out)
-		o.Events = jl
+		view = jl
 	} else {
 		hout := out
 		if s.output != nil {
 			// stdout is the answer's JSON alone; the turn goes to stderr.
-			hout = cmd.ErrOrStderr()
+			hout = logw
 		}
 		h = newHuman(hout, isTerminal(hout))
-		o.Events = h
+		view = h
+	}
+	// --events writes the turn's events beside its output (trace.go).
+	rec, err := newRecorders(s.flags.events)
+	if err != nil {
+		return usageError(err)
+	}
+	defer rec.close(logw)
+	c, err := rt.Session()
+	if err != nil {
+		return err
+	}
+	c.Events = event.Multi(view, rec.handler)
+	// A one-shot turn is the model's whole work: a script must have been
+	// played to its end.
+	c.Verify = true
+	sched, err := session.New(c)
+	if err != nil {
+		return err
+	}
+	defer closeRuntime(sched)
+
+	th := record.Thread{ID: s.thread, Settings: turn}
+	if s.thread != "" {
+		if th, err = sched.ResumeThread(ctx, s.thread); err != nil {
+			return turnError(ctx, sched, s.thread, err)
+		}
+	}
+	// Set up now, so that what cannot run is refused as a usage error
+	// (before a new thread is made) rather than as a failed turn; the
+	// runtime keeps what it built for the run.
+	eo, _, err := rt.Setup(ctx, th)
+	if err == nil {
+		_, err = loop.New(eo)
+	}
+	if err != nil {
+		return usageError(flagError(err))
+	}
+	if s.thread == "" {
+		if th, err = sched.CreateThread(ctx, turn); err != nil {
+			return err
+		}
+	}
+	if h != nil {
 		for _, l := range s.header {
 			h.line(l)
 		}
 		h.line(h.bold("> ") + s.prompt)
 		h.line("")
 	}
-	if !s.flags.json && isTerminal(os.Stdin) && isTerminal(out) {
-		o.Waiter = &termWaiter{in: os.Stdin, out: out}
+	var t session.Turn
+	if s.answer != nil {
+		t, err = sched.AnswerTurn(ctx, th.ID, *s.answer)
+	} else {
+		t, err = sched.RunTurn(ctx, th.ID, llm.UserText(s.prompt))
 	}
-	// --events and OpenTelemetry watch the turn beside its output (trace.go).
-	rec, err := newRecorders(cmd.Context(), s.flags.events, s.spec)
 	if err != nil {
-		return usageError(err)
+		return turnError(ctx, sched, th.ID, err)
 	}
-	defer rec.close(cmd.ErrOrStderr())
-	tk := &session.TraceKeeper{}
-	o.Events = event.Multi(o.Events, rec.handler, tk)
-	engine, err := loop.New(o)
-	if err != nil {
-		return usageError(err)
-	}
-	ctx := cmd.Context()
-	prompt := s.prompt
-	if k := s.flags.tools.loaded; k != nil && p.resume == nil {
-		// The first user message of the turn carries the knowledge seed.
-		prompt = k.Seed(ctx, o.Tools, prompt, p.thread.ID, "", o.Events)
-	}
-	outcome, err := p.run(ctx, engine, prompt)
-	if err != nil {
-		return err
-	}
-	if sm, ok := s.model.(*scripted.Model); ok && outcome.Status == loop.StatusCompleted {
-		if err := sm.Verify(); err != nil {
-			outcome.Status, outcome.Err = loop.StatusFailed, fmt.Errorf("the script did not go as written: %w", err)
+	// On a terminal a pause is answered there and the same turn goes on.
+	if !f.json && isTerminal(os.Stdin) && isTerminal(out) {
+		w := &termWaiter{in: os.Stdin, out: out}
+		for t.Status == session.TurnPaused && t.Pause != nil && ctx.Err() == nil {
+			a, err := w.Wait(ctx, *t.Pause)
+			if err != nil {
+				break
+			}
+			next, err := sched.AnswerTurn(ctx, th.ID, a)
+			if err != nil {
+				fmt.Fprintf(logw, "rein: the answer was not taken: %v\n", err)
+				break
+			}
+			t = next
 		}
 	}
-	if err := p.finish(ctx, outcome); err != nil {
-		return err
-	}
-	if err := tk.Keep(ctx, p.st, p.thread.ID); err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "rein: the turn's trace was not kept: %v\n", err)
-	}
+	outcome := turnOutcome(t)
 	if jl != nil {
 		jl.outcome(outcome)
 	} else {
 		h.summary(outcome)
-		p.report(cmd.ErrOrStderr(), outcome)
+		reportThread(logw, outcome)
 		if len(outcome.Output) > 0 {
 			printJSON(out, outcome.Output)
 		}
+	}
+	if t.StopReason == session.StopStoreError {
+		// The turn ran but the store refused its end (a full disk): a
+		// failure of rein's, said on stderr whatever the output mode.
+		return &exitError{code: ExitFailed, err: errors.New(t.Error)}
 	}
 	switch outcome.Status {
 	case loop.StatusCompleted:

@@ -91,10 +91,39 @@ func TestToolsBySandboxMode(t *testing.T) {
 			},
 		},
 		{
-			name: "full-access still needs --exec", bwrap: false,
+			name: "full-access offers exec by default", bwrap: false,
 			args: []string{"--sandbox", "full-access"}, mode: "full-access",
 			decision: []want{
+				{"exec", true, "mounted: has_exec"},
+			},
+		},
+		{
+			name: "bubblewrap offers exec by default", bwrap: true,
+			args: []string{}, mode: "workspace-write",
+			decision: []want{
+				{"exec", true, "mounted: has_exec"},
+				{"code_execution", true, "mounted: has_code"},
+			},
+		},
+		{
+			name: "without bubblewrap exec is offered by default only where each call asks", bwrap: false,
+			args: []string{"--approval", "never"}, mode: "workspace-write",
+			decision: []want{
+				{"exec", false, `which the approval policy "never" does not give`},
+			},
+		},
+		{
+			name: "--exec=false takes exec away", bwrap: true,
+			args: []string{"--exec=false"}, mode: "workspace-write",
+			decision: []want{
 				{"exec", false, "has_exec is off"},
+			},
+		},
+		{
+			name: "--no-tool exec takes exec away", bwrap: true,
+			args: []string{"--no-tool", "exec"}, mode: "workspace-write",
+			decision: []want{
+				{"exec", false, "suppressed"},
 			},
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,16 +18,19 @@ import (
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/protocol"
 	"github.com/reinhq/rein/provider"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/pgstore"
+	"github.com/reinhq/rein/session/redisrelay"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/cron"
 	"github.com/reinhq/rein/tools/mcp"
-	"github.com/reinhq/rein/tools/memory"
 )
 
 // serveFlags are the flags of rein serve. The model, workspace, approval,
@@ -56,6 +60,9 @@ type serveFlags struct {
 	// turn, and serve for every thread's: reasoning effort, parallel
 	// calls, whole responses, the output cap and the budgets.
 	turn turnFlags
+	// redis is the Redis address live events travel between nodes by
+	// (--redis, else $REIN_REDIS); threads in PostgreSQL only.
+	redis string
 }
 
 func newServeCmd() *cobra.Command {
@@ -110,10 +117,10 @@ func newServeCmd() *cobra.Command {
 	fl.BoolVar(&f.stdio, "stdio", false, "serve one connection on stdin and stdout")
 	fl.StringVar(&f.listen, "listen", "", "serve WebSocket connections on ADDR, such as 127.0.0.1:8765")
 	fl.StringVar(&f.token, "token", "", "the bearer token clients must send (required beyond loopback)")
-	fl.StringVar(&f.db, "db", "", dbFlagUsage)
-	fl.StringVar(&f.model, "model", "", "PROVIDER:MODEL for threads that name none; default: the first provider whose key is set")
+	fl.StringVar(&f.db, "db", "", dbFlagUsage+"; or a PostgreSQL database, postgres://USER@HOST:PORT/DB, that several servers share (the tools' data stays in this machine's file)")
+	fl.StringVarP(&f.model, "model", "m", "", "PROVIDER:MODEL for threads that name none; default: the first provider whose key is set")
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL")
-	fl.StringVar(&f.workspace, "workspace", "", "the workspace of threads that name none (default: the current directory)")
+	fl.StringVarP(&f.workspace, "workspace", "C", "", "the workspace of threads that name none (default: the current directory)")
 	fl.StringVar(&f.approval, "approval", "on-request", "the approval policy of threads that name none: never, on-request or untrusted")
 	fl.StringVar(&f.sandbox, "sandbox", string(sandbox.ModeWorkspaceWrite),
 		"the sandbox mode of threads that name none and the loosest a thread may ask for, as run's --sandbox: read-only (no file writes, commands in bubblewrap "+
@@ -130,6 +137,7 @@ func newServeCmd() *cobra.Command {
 	fl.Float64Var(&f.turn.maxCost, "max-cost", 0, "each turn's cost budget in USD (needs a price for the model)")
 	fl.DurationVar(&f.turn.timeout, "timeout", 0, "each turn's wall-clock budget, e.g. 2m")
 	f.turn.fl = fl
+	fl.StringVar(&f.redis, "redis", "", "HOST:PORT of the Redis that carries live events between servers sharing a PostgreSQL --db (default $"+envRedis+")")
 	fl.StringArrayVar(&f.allowedOrigins, "allowed-origin", nil, "an origin (scheme://host[:port]) whose web pages may connect besides the server's own; repeatable")
 	return cmd
 }
@@ -139,7 +147,14 @@ func newServeCmd() *cobra.Command {
 // config file, read once for every thread the server runs.
 func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) error {
 	ctx := cmd.Context()
-	st, err := openStore(ctx, f.db)
+	threads, db, err := openThreads(ctx, f.db)
+	if err != nil {
+		return err
+	}
+	if threads != nil {
+		defer threads.Close()
+	}
+	st, err := openStore(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -151,9 +166,16 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	if mcpm != nil {
 		defer mcpm.Close()
 	}
+	relay, err := openRelay(ctx, f.redis, threads)
+	if err != nil {
+		return err
+	}
+	if relay != nil {
+		defer relay.Close()
+	}
 	o := f.turn.options()
-	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm, noStream: f.turn.noStream,
-		base: loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget}}
+	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm, threads: threads, relay: relay,
+		noStream: f.turn.noStream, base: loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget}}
 	sched, stop, err := b.runtime(ctx, cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -188,7 +210,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		stopCron()
 		<-cronDone
 	}()
-	srv, err := server.New(server.Config{Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins})
+	srv, err := server.New(server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults()})
 	if err != nil {
 		return usageError(err)
 	}
@@ -197,21 +219,20 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	}
 	return srv.ListenAndServe(ctx, f.listen, f.token, func(a net.Addr) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "rein: serving on ws://%s\n", a)
+		// The page, with a one-time sign-in link when there is a token
+		// (as Jupyter prints one).
+		fmt.Fprintf(cmd.ErrOrStderr(), "rein: open %s in a browser\n", srv.SignInURL(a, f.token))
 	})
 }
 
-// serveBackend builds the engine options of each thread's runs, for rein
-// serve and rein chat: the model from the thread's spec (provider.Open, once
-// per thread), the tools composed in its workspace (once: composing on every
-// run made garbage in proportion to the turns served).
+// serveBackend maps the flags of rein serve and rein chat to the runtime's
+// per-thread setup (agent.Runtime: each thread's model, tools, prompt,
+// redactor, price, window and spans), made on first use.
 type serveBackend struct {
 	f    *serveFlags
 	dir  string
 	logw io.Writer
-	// cfg is the config file, read when the command started: the
-	// providers, and the [sandbox] table of every workspace and runner
-	// (sandboxOptions). nil reads the file where needed, with the sandbox's
-	// defaults.
+	// cfg is the config file, read when the command started.
 	cfg *config.File
 
 	// noStream asks the providers for whole responses (chat's --no-stream).
@@ -220,53 +241,81 @@ type serveBackend struct {
 	// does not name: chat's budgets and output limit; zero for serve.
 	base loop.Options
 	// compose is the tool flags to compose with (chat's --kb, --exec,
-	// --capability, …), the thread's approval and tool choices set over
-	// them; nil composes serve's defaults.
+	// --capability, …), the thread's tool choices set over them; nil
+	// composes serve's defaults.
 	compose *toolFlags
 
 	// st holds the threads and the tools' data (knowledge, memory, notes,
 	// jobs).
 	st *store.Store
+	// threads, when not nil, holds the threads instead of st: a
+	// PostgreSQL store several servers share (rein serve --db
+	// postgres://…).
+	threads *pgstore.Store
+	// relay, when not nil, carries live events between the servers
+	// sharing threads.
+	relay *redisrelay.Relay
 	// mcp is the MCP servers of the config file, shared by every thread.
 	mcp *mcp.Manager
 	// cronWake wakes serve's scheduler of scheduled messages after a cron
 	// tool adds a job; nil (chat) has no scheduler to wake.
 	cronWake func()
 
-	mu     sync.Mutex
-	models map[string]modelCaps // by thread id
-	// tools are the sets of the threads whose set grows, by thread id;
-	// shared, the others, by what they were composed from.
-	tools  map[string]*threadTools
-	shared map[toolsKey]*threadTools
-	// workspaces are shared by the threads of one directory (a Workspace
-	// is safe for concurrent use): one directory handle each, not one per
-	// thread.
-	workspaces map[string]*sandbox.Workspace // by directory
-	closed     bool
-	// secrets is where the runs' redactors get the config file's secrets,
-	// read on the first run.
-	secrets *agent.Secrets
-	// export is the OpenTelemetry export of the runtime (nil: none), and
-	// handlers its event handlers by model spec (telemetryFor).
-	export   *telemetry.Export
-	handlers map[string]event.Handler
+	// export is the OpenTelemetry export of the runtime (nil: none), set
+	// before the runtime is first used.
+	export *telemetry.Export
+
+	once sync.Once
+	rt   *agent.Runtime
 }
 
-// secretSource returns the config file's secrets, read once.
-func (b *serveBackend) secretSource() *agent.Secrets {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.secrets == nil {
-		b.secrets = agent.NewSecrets(b.cfg)
+// agent returns the runtime the flags map to, made on first use.
+func (b *serveBackend) agent() *agent.Runtime {
+	b.once.Do(func() {
+		f := b.f
+		defaults := record.Settings{Model: f.model, Workspace: b.dir, Approval: f.approval, Sandbox: f.sandbox, MaxRounds: f.maxRounds}
+		tools := agent.Tools{Capability: defaultCapability, KBs: f.kbs}
+		if c := b.compose; c != nil {
+			tools = agent.Tools{Capability: c.capability, Exclusive: c.exclusive, Exec: c.exec, Force: c.forced, KBs: c.kbs, Attach: c.attach}
+			if defaults.Sandbox == "" {
+				defaults.Sandbox = c.sandbox
+			}
+		}
+		b.rt = agent.NewRuntime(agent.RuntimeConfig{
+			Store: b.st, File: b.cfg, Defaults: defaults, MaxSandbox: f.sandbox, Tools: tools, Base: b.base,
+			Provider: provider.Config{BaseURL: f.baseURL, NoStream: b.noStream, Request: f.request, Warn: warnTo(b.logw)},
+			MCP:      b.mcp, Export: b.export, Log: b.logw,
+			Threads: b.threadStore(), Events: b.relayHandler(),
+			// Read when a job is added: serve sets it once its cron
+			// scheduler exists, before any turn runs.
+			CronScheduled: func() {
+				if w := b.cronWake; w != nil {
+					w()
+				}
+			},
+			Detect: func() sandbox.Report { return detectSandbox() },
+		})
+	})
+	return b.rt
+}
+
+// threadStore is the store several servers share (--db postgres://…),
+// or nil: the runtime keeps threads in st. (A nil *pgstore.Store must not
+// become a non-nil session.Store.)
+func (b *serveBackend) threadStore() session.Store {
+	if b.threads == nil {
+		return nil
 	}
-	return b.secrets
+	return b.threads
 }
 
-// modelCaps is a thread's model and what is known of it.
-type modelCaps struct {
-	m    llm.Model
-	caps provider.Capabilities
+// relayHandler is the relay that carries live events to the other
+// servers, or nil.
+func (b *serveBackend) relayHandler() event.Handler {
+	if b.relay == nil {
+		return nil
+	}
+	return b.relay
 }
 
 func errSuffix(err error) string {
@@ -276,274 +325,44 @@ func errSuffix(err error) string {
 	return ": " + err.Error()
 }
 
-func (b *serveBackend) spec(c session.ThreadConfig) (provider.Spec, error) {
-	m := c.Model
-	if m == "" {
-		m = b.f.model
+// defaults are the settings of threads that name none, for clients
+// (initialize): a scripted default model is left out (it names a file).
+func (b *serveBackend) defaults() *protocol.ThreadDefaults {
+	d := &protocol.ThreadDefaults{Workspace: b.dir, Approval: b.f.approval, Sandbox: b.f.sandbox}
+	if d.Sandbox == "" {
+		d.Sandbox = string(sandbox.ModeWorkspaceWrite)
 	}
-	return chooseModel(m, b.cfg)
-}
-
-func (b *serveBackend) workspace(c session.ThreadConfig) (string, error) {
-	if c.Workspace == "" {
-		return b.dir, nil
+	if spec, err := b.agent().Spec(session.ThreadConfig{}); err == nil && spec.Provider != "scripted" {
+		d.Model = spec.String()
 	}
-	return (&turnFlags{workspace: c.Workspace}).workspaceDir()
-}
-
-// check refuses a thread/start whose config could not run.
-func (b *serveBackend) check(c session.ThreadConfig) error {
-	if _, err := b.spec(c); err != nil {
-		return err
-	}
-	if _, err := b.workspace(c); err != nil {
-		return err
-	}
-	if _, err := tool.ParsePolicy(c.Approval); err != nil {
-		return err
-	}
-	switch c.Sandbox {
-	case "", "read-only", "workspace-write", "full-access":
-	default:
-		return fmt.Errorf("sandbox %q: use read-only, workspace-write or full-access", c.Sandbox)
-	}
-	if c.Sandbox != "" && b.f.sandbox != "" && sandboxRank(c.Sandbox) > sandboxRank(b.f.sandbox) {
-		// The server's mode is a ceiling: whoever started it decided how
-		// far its threads may reach; a client may only ask for less.
-		return fmt.Errorf("sandbox %s is looser than this server allows (%s); start the server with --sandbox %s to allow it",
-			c.Sandbox, b.f.sandbox, c.Sandbox)
-	}
-	if c.MaxRounds < 0 || c.MaxRounds > loop.MaxMaxRounds {
-		return fmt.Errorf("maxRounds %d: use 1..%d", c.MaxRounds, loop.MaxMaxRounds)
-	}
-	return nil
-}
-
-// sandboxRank orders the sandbox modes from the strictest.
-func sandboxRank(mode string) int {
-	switch sandbox.Mode(mode) {
-	case sandbox.ModeReadOnly:
-		return 0
-	case sandbox.ModeWorkspaceWrite:
-		return 1
-	}
-	return 2
-}
-
-// put sets m[k] = v, making the map on first use: a serveBackend's caches
-// start as nil maps.
-func put[K comparable, V any](m *map[K]V, k K, v V) {
-	if *m == nil {
-		*m = make(map[K]V)
-	}
-	(*m)[k] = v
-}
-
-// model returns the thread's model, opening it on the thread's first run.
-func (b *serveBackend) model(th session.Thread, spec provider.Spec) (modelCaps, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if m, ok := b.models[th.ID]; ok {
-		return m, nil
-	}
-	r, err := provider.Resolve(spec, provider.Config{BaseURL: b.f.baseURL, NoStream: b.noStream, File: b.cfg, Request: b.f.request, Warn: warnTo(b.logw)})
-	if err != nil {
-		return modelCaps{}, err
-	}
-	mc := modelCaps{m: r.Model, caps: r.Caps}
-	put(&b.models, th.ID, mc)
-	return mc, nil
-}
-
-func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Options, func(), error) {
-	c := th.Settings
-	spec, err := b.spec(c)
-	if err != nil {
-		return loop.Options{}, nil, err
-	}
-	mc, err := b.model(th, spec)
-	if err != nil {
-		return loop.Options{}, nil, err
-	}
-	m := mc.m
-	approval := b.approval(c)
-	tt, err := b.threadTools(ctx, th, approval)
-	if err != nil {
-		return loop.Options{}, nil, err
-	}
-	maxRounds := c.MaxRounds
-	if maxRounds == 0 {
-		maxRounds = b.f.maxRounds
-	}
-	o := b.base
-	o.Model, o.ModelName, o.Tools, o.System, o.MaxRounds, o.Policy = m, spec.Model, tt.set, agent.JoinPrompt(c.Instructions, tt.prompt(ctx, b.logw)), maxRounds, tool.Policy(approval)
-	if spec.Provider == "scripted" {
-		o.ModelName = ""
-	}
-	// threadTools above opened this workspace, so it exists.
-	dir, err := b.workspace(c)
-	if err != nil {
-		return loop.Options{}, nil, err
-	}
-	o.Redact = b.secretSource().Redactor(dir)
-	if err := agent.ApplyModel(&o, spec, &mc.caps, b.cfg); err != nil {
-		return loop.Options{}, nil, err
-	}
-	if o.Events, err = b.telemetryFor(spec); err != nil {
-		return loop.Options{}, nil, err
-	}
-	return o, nil, nil
-}
-
-// approval is the approval policy of the thread's runs: its own, else the
-// default.
-func (b *serveBackend) approval(c session.ThreadConfig) string {
-	if c.Approval != "" {
-		return c.Approval
-	}
-	return b.f.approval
-}
-
-// threadTools is a composed tool set and what its system prompt is made of
-// (the capability's part and the knowledge, not the thread's
-// instructions). A composed set costs about 20 KB (every tool with its
-// schema), so it is shared by every thread of the same workspace and tool
-// choices when nothing can change it; only a set with load_tools, which
-// grows the set it is bound to, is a thread's own. What must be fresh for
-// each turn is not kept here: the turn's input, and its knowledge seed,
-// are the engine's; the knowledge's prompt is read again for every turn.
-type threadTools struct {
-	set       *tool.Set
-	capPrompt string
-	k         *agent.Knowledge
-}
-
-// prompt is the system prompt of a turn: the knowledge's part is read
-// again each time, so that a memory written, or an AGENTS.md edited, during
-// a thread shows from its next turn on.
-func (tt *threadTools) prompt(ctx context.Context, logw io.Writer) string {
-	return agent.JoinPrompt(tt.capPrompt, tt.k.Prompt(ctx, tt.set, logw))
-}
-
-// toolsKey is what a composition depends on besides the server's flags.
-// memory is whether the memory held an entry: read_memory is mounted only
-// then, so the first memory written makes a new composition.
-type toolsKey struct {
-	dir, approval, sandbox, enabled, disabled, forced string
-	memory, ownSearch                                 bool
-}
-
-// grows reports whether a composed set changes while it is used: load_tools
-// adds the tools it loads to it.
-func grows(set *tool.Set) bool {
-	_, ok := set.Get(mcp.LoadToolsName)
-	return ok
-}
-
-// threadTools returns the tools and prompt of the thread's runs, composing
-// them in the thread's workspace the first time. A thread's runs are one
-// at a time, so two never compose a thread's own set at once.
-func (b *serveBackend) threadTools(ctx context.Context, th session.Thread, approval string) (*threadTools, error) {
-	c := th.Settings
-	dir, err := b.workspace(c)
-	if err != nil {
-		return nil, err
-	}
-	key := toolsKey{dir: dir, approval: approval, sandbox: c.Sandbox, enabled: strings.Join(c.EnableTools, "\x00"), disabled: strings.Join(c.DisableTools, "\x00"), forced: strings.Join(c.ForceTools, "\x00")}
-	// The thread's model, opened before its tools, decides which search
-	// web_search is.
-	b.mu.Lock()
-	key.ownSearch = b.models[th.ID].caps.WebSearch
-	b.mu.Unlock()
-	if b.st != nil {
-		// An error leaves it false, as the gate fails closed.
-		key.memory, _ = memory.Gate(b.st)(ctx)
-	}
-	b.mu.Lock()
-	tt, ok := b.tools[th.ID]
-	if !ok {
-		tt, ok = b.shared[key]
-	}
-	b.mu.Unlock()
-	if ok {
-		return tt, nil
-	}
-	ws, err := b.openWorkspace(dir)
-	if err != nil {
-		return nil, err
-	}
-	tf := &toolFlags{capability: defaultCapability, kbs: b.f.kbs}
-	if b.compose != nil {
-		tf = new(*b.compose)
-	}
-	tf.approval, tf.enabled, tf.suppressed, tf.st, tf.mcp, tf.loaded, tf.offer = approval, c.EnableTools, c.DisableTools, b.st, b.mcp, nil, nil
-	tf.forced = c.ForceTools
-	tf.cronScheduled = b.cronWake
-	// The runner's limits go with the workspace's deny list: both are the
-	// config's.
-	tf.sandboxOpts = sandboxOptions(b.cfg)
 	if b.cfg != nil {
-		tf.webSearch = b.cfg.WebSearch
+		for m := range b.cfg.Models {
+			if !strings.Contains(m, "*") && !strings.HasPrefix(m, "scripted:") {
+				d.Models = append(d.Models, m)
+			}
+		}
+		slices.Sort(d.Models)
 	}
-	tf.ownSearch = key.ownSearch
-	// The thread's sandbox mode (thread/start) wins over the default,
-	// serve's --sandbox or chat's, but never goes beyond it: a thread
-	// started under a looser server keeps to this one's mode.
-	switch {
-	case c.Sandbox != "" && (b.f.sandbox == "" || sandboxRank(c.Sandbox) <= sandboxRank(b.f.sandbox)):
-		tf.sandbox = c.Sandbox
-	case b.f.sandbox != "":
-		tf.sandbox = b.f.sandbox
-	}
-	set, _, capability, err := composeTools(ctx, ws, tf, b.logw)
-	if err != nil {
-		return nil, err
-	}
-	tt = &threadTools{set: set, k: tf.loaded}
-	if capability != nil {
-		tt.capPrompt = capability.Prompt
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if grows(set) {
-		put(&b.tools, th.ID, tt)
-		return tt, nil
-	}
-	if prev, ok := b.shared[key]; ok {
-		return prev, nil // composed meanwhile for another thread
-	}
-	put(&b.shared, key, tt)
-	return tt, nil
+	return d
 }
 
-// openWorkspace returns the workspace of dir, opening it on first use.
-func (b *serveBackend) openWorkspace(dir string) (*sandbox.Workspace, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return nil, session.ErrClosed
+// check refuses a thread/start whose config could not run, saying how to
+// allow a sandbox mode the server's --sandbox does not.
+func (b *serveBackend) check(c session.ThreadConfig) error {
+	err := b.agent().Check(c)
+	if se, ok := errors.AsType[*agent.SandboxError](err); ok {
+		return fmt.Errorf("%w; start the server with --sandbox %s to allow it", err, se.Asked)
 	}
-	if ws, ok := b.workspaces[dir]; ok {
-		return ws, nil
-	}
-	ws, err := openWorkspace(dir, sandboxOptions(b.cfg))
-	if err != nil {
-		return nil, err
-	}
-	put(&b.workspaces, dir, ws)
-	return ws, nil
+	return err
+}
+
+// setup is the session.Setup of the runs: the runtime's.
+func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Options, func(), error) {
+	return b.agent().Setup(ctx, th)
 }
 
 // close releases the workspaces once no run can use them (the scheduler
 // is closed).
 func (b *serveBackend) close() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.closed = true
-	for dir, ws := range b.workspaces {
-		ws.Close()
-		delete(b.workspaces, dir)
-	}
-	clear(b.tools)
-	clear(b.shared)
+	b.agent().Close()
 }

@@ -10,11 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/session"
-	"github.com/reinhq/rein/tool"
-	"github.com/reinhq/rein/tools/askuser"
-	"github.com/reinhq/rein/tools/mcp"
 	"github.com/reinhq/rein/tools/memory"
 )
 
@@ -95,7 +91,10 @@ func TestServeStdioRunsATurnWithTheStoreTools(t *testing.T) {
 		}
 	}()
 
-	c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
+	init := c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
+	if info, _ := init["serverInfo"].(map[string]any); info["version"] != version() {
+		t.Errorf("initialize: serverInfo %v, want version %q (as rein --version)", init["serverInfo"], version())
+	}
 	th := c.call("thread/start", map[string]any{"workspace": dir})["thread"].(map[string]any)
 	turn := c.call("turn/start", map[string]any{"threadId": th["id"], "input": []map[string]any{{"type": "text", "text": "remember: metric"}}})["turn"].(map[string]any)
 	done1 := c.wait(func(m map[string]any) bool { return m["method"] == "turn/completed" })
@@ -121,76 +120,6 @@ func TestServeStdioRunsATurnWithTheStoreTools(t *testing.T) {
 	stored, err := st.Thread(context.Background(), th["id"].(string))
 	if err != nil || stored.Title != "remember: metric" {
 		t.Errorf("stored thread %+v, err %v; want the title %q", stored, err, "remember: metric")
-	}
-}
-
-// TestServeComposesToolsOnce: rein serve composes a thread's tools and
-// prompt on its first run and reuses them for the next ones (as chat does);
-// threads of one workspace with the same tool choices share the set, since
-// nothing changes it, and the workspace is opened once for all of them.
-func TestServeComposesToolsOnce(t *testing.T) {
-	clearKeys(t)
-	dir := t.TempDir()
-	script := writeScript(t, "rounds:\n  - text: hi\n")
-	st, err := openStore(t.Context(), filepath.Join(dir, "rein.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	b := &serveBackend{f: &serveFlags{model: "scripted:" + script, approval: "on-request"}, dir: dir, logw: io.Discard, st: st}
-	setup := func(id string, c session.ThreadConfig) loop.Options {
-		t.Helper()
-		o, release, err := b.setup(t.Context(), session.Thread{ID: id, Settings: c})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if release != nil {
-			release()
-		}
-		return o
-	}
-	first := setup("thread_a", session.ThreadConfig{Instructions: "be brief"})
-	again := setup("thread_a", session.ThreadConfig{Instructions: "be brief"})
-	same := setup("thread_b", session.ThreadConfig{Instructions: "be thorough"})
-	fewer := setup("thread_c", session.ThreadConfig{DisableTools: []string{"web_fetch", "write_file"}})
-	tests := []struct {
-		name string
-		ok   bool
-	}{
-		{"a thread's runs share its tool set", first.Tools == again.Tools},
-		{"a thread's runs share its system prompt", first.System == again.System},
-		{"threads with the same tools share the set", first.Tools == same.Tools},
-		{"each thread keeps its instructions", strings.HasPrefix(first.System, "be brief") && strings.HasPrefix(same.System, "be thorough")},
-		{"threads with other tools have their own set", fewer.Tools != first.Tools && fewer.Tools.Len() < first.Tools.Len()},
-		{"the threads of a workspace share its handle", len(b.workspaces) == 1},
-	}
-	for _, tt := range tests {
-		if !tt.ok {
-			t.Errorf("not so: %s", tt.name)
-		}
-	}
-	b.close()
-	if len(b.workspaces) != 0 {
-		t.Errorf("%d workspaces still open after close", len(b.workspaces))
-	}
-	if _, _, err := b.setup(t.Context(), session.Thread{ID: "thread_d", Settings: session.ThreadConfig{Workspace: t.TempDir()}}); err == nil {
-		t.Error("a run set up after close, want an error")
-	}
-}
-
-func TestServeGivesAGrowingSetToOneThread(t *testing.T) {
-	tests := []struct {
-		name  string
-		tools []tool.Tool
-		want  bool
-	}{
-		{"a set with load_tools grows", []tool.Tool{mcp.LoadTools(nil, tool.NewSet())}, true},
-		{"a set without it does not", []tool.Tool{askuser.New()}, false},
-	}
-	for _, tt := range tests {
-		if got := grows(tool.NewSet(tt.tools...)); got != tt.want {
-			t.Errorf("%s: grows = %v", tt.name, got)
-		}
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/reinhq/rein/protocol"
-	"github.com/reinhq/rein/record"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +13,9 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/protocol"
+	"github.com/reinhq/rein/record"
+	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/store"
 )
 
@@ -24,6 +25,9 @@ const dbFlagUsage = "the thread store (default $" + store.EnvPath + ", else $XDG
 // openStore opens the store at path (the --db flag; "" for the default),
 // as a usage error when it cannot: rein cannot keep threads there.
 func openStore(ctx context.Context, path string) (*store.Store, error) {
+	if url, ok := postgresURL(path); ok {
+		return nil, usageError(fmt.Errorf("%s is a PostgreSQL store: rein serve and rein doctor use one; this command keeps threads in a file: pass --db FILE", redactedURL(url)))
+	}
 	st, err := store.Open(ctx, path)
 	if err != nil {
 		return nil, usageError(fmt.Errorf("%w (choose another file with --db or %s)", err, store.EnvPath))
@@ -31,160 +35,58 @@ func openStore(ctx context.Context, path string) (*store.Store, error) {
 	return st, nil
 }
 
-// persisted is a turn kept in the store: the thread it belongs to, and
-// whether it is a new turn or the resume of a paused one.
-type persisted struct {
-	st      *store.Store
-	thread  record.Thread
-	history []llm.Item
-	// resume continues a paused turn (rein answer); nil runs a new turn.
-	resume *resumeTurn
-	turnID string
-}
-
-// resumeTurn is the paused turn an answer continues.
-type resumeTurn struct {
-	state  *loop.State
-	answer loop.Answer
-}
-
-// openPersisted opens the store and the thread of a new turn: the --thread
-// one, loaded (a turn cut by a crash is closed on the way), or a new
-// thread. It refuses a thread whose latest turn waits for an answer or
-// runs in another process.
-func openPersisted(ctx context.Context, s *turnSetup) (*persisted, error) {
-	if s.persist != nil {
-		return s.persist, nil
-	}
-	st, err := openStore(ctx, s.flags.db)
-	if err != nil {
-		return nil, err
-	}
-	p := &persisted{st: st}
-	if s.thread == "" {
-		p.thread, err = st.CreateThread(ctx, record.Thread{Settings: record.Settings{
-			Workspace: s.dir, Model: s.spec.String(),
-			Approval: s.flags.approval, Sandbox: s.flags.tools.sandbox, MaxRounds: s.flags.maxRounds, Instructions: s.flags.system,
-		}})
-		if err != nil {
-			st.Close()
-			return nil, err
-		}
-		return p, nil
-	}
-	snap, err := st.Load(ctx, s.thread)
-	if err != nil {
-		st.Close()
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, usageError(fmt.Errorf("--thread %s: no such thread in %s (rein sessions list shows them)", s.thread, st.Path()))
-		}
-		return nil, err
-	}
-	if last := snap.Last(); last != nil {
-		switch last.Status {
-		case loop.StatusPaused:
-			st.Close()
-			return nil, usageError(fmt.Errorf("thread %s: turn %s waits for an answer to call %s; answer it first: rein answer %s TEXT", s.thread, last.ID, pauseCall(last), s.thread))
-		case store.StatusRunning:
-			st.Close()
-			return nil, usageError(fmt.Errorf("thread %s: turn %s is running in another process; wait for it to end", s.thread, last.ID))
-		}
-	}
-	p.thread, p.history = snap.Thread, snap.Items
-	return p, nil
-}
-
-func pauseCall(t *record.Turn) string {
-	if t.Pause == nil {
-		return "?"
-	}
-	return t.Pause.CallID
-}
-
-// run starts the turn in the store and runs it (or resumes the paused one).
-// Every item is journaled as the engine produces it.
-func (p *persisted) run(ctx context.Context, engine *loop.Engine, prompt string) (*loop.Outcome, error) {
-	if r := p.resume; r != nil {
-		raw, err := p.st.ResumeTurn(ctx, r.state.TurnID, r.answer.CallID)
-		if err != nil {
-			return nil, turnError(err)
-		}
-		st, err := loop.ParseState(raw)
-		if err != nil {
-			return nil, err
-		}
-		p.turnID = st.TurnID
-		out, err := engine.Resume(ctx, st, r.answer)
-		if out == nil {
-			// The answer was refused before anything ran: the turn waits
-			// as it did.
-			if serr := p.st.SavePause(context.WithoutCancel(ctx), st.TurnID, st.Pause, raw); serr != nil {
-				return nil, errors.Join(err, serr)
-			}
-			return nil, usageError(err)
-		}
-		return out, nil
-	}
-	// Claimed in one write of the store, whoever else runs the thread: a
-	// turn running in another process refuses this one.
-	turn := record.Turn{ID: loop.NewID("turn"), ThreadID: p.thread.ID, Started: time.Now()}
-	c, err := p.st.ClaimTurn(ctx, turn)
-	if err != nil {
-		return nil, turnError(err)
-	}
-	p.turnID = turn.ID
-	if c.Items != len(p.history) {
-		// Another process went on with the thread since it was loaded:
-		// the turn runs on the history as stored.
-		if p.history, err = p.st.Items(ctx, p.thread.ID); err != nil {
-			out := &loop.Outcome{ThreadID: p.thread.ID, TurnID: turn.ID, Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: err}
-			return out, nil
-		}
-	}
-	out, err := engine.Run(ctx, loop.Turn{ThreadID: p.thread.ID, ID: turn.ID, History: p.history,
-		Input: []llm.Item{llm.UserText(prompt)}, Approved: p.thread.Settings.Approved})
-	if out == nil {
-		out = &loop.Outcome{ThreadID: p.thread.ID, TurnID: turn.ID, Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: err}
-	}
-	return out, nil
-}
-
-// turnError is the exit of a turn the store would not start: a usage
-// error when the thread cannot take a turn now (one runs elsewhere, one
-// waits for an answer, the answer does not fit), a failure when the store
-// could not write it (a full disk).
-func turnError(err error) error {
+// turnError is the exit of a turn the runtime would not start or answer:
+// a usage error when the thread cannot take it now (a turn of it runs in
+// another process, one waits for an answer, the answer does not fit), a
+// failure when the store could not write it (a full disk).
+func turnError(ctx context.Context, sched *session.Scheduler, thread string, err error) error {
 	var pm *loop.PauseMismatchError
-	if errors.Is(err, store.ErrTurnActive) || errors.Is(err, store.ErrPaused) || errors.Is(err, store.ErrNotFound) ||
-		errors.Is(err, loop.ErrNotPaused) || errors.As(err, &pm) {
+	switch {
+	case errors.Is(err, session.ErrTurnPaused):
+		call := "?"
+		if t, ok, _ := sched.Active(ctx, thread); ok && t.Pause != nil {
+			call = t.Pause.CallID
+		}
+		return usageError(fmt.Errorf("thread %s waits for an answer to call %s; answer it first: rein answer %s TEXT", thread, call, thread))
+	case errors.Is(err, session.ErrTurnBusy):
+		return usageError(fmt.Errorf("thread %s: %w; wait for it to end", thread, err))
+	case errors.Is(err, session.ErrThreadNotFound) || errors.Is(err, loop.ErrNotPaused) || errors.Is(err, loop.ErrNoDecision) || errors.As(err, &pm):
 		return usageError(err)
 	}
 	return &exitError{code: ExitFailed, err: fmt.Errorf("the turn could not start: %w", err)}
 }
 
-// finish records how the turn ended, even when ctx was cancelled (an
-// interrupted turn is recorded too).
-func (p *persisted) finish(ctx context.Context, out *loop.Outcome) error {
-	rec, err := out.Record()
-	if err == nil {
-		err = p.st.FinishTurn(context.WithoutCancel(ctx), rec, out.Approved)
+// turnOutcome is the outcome a one-shot turn is rendered from: its record,
+// as the runtime stored it.
+func turnOutcome(t session.Turn) *loop.Outcome {
+	o := &loop.Outcome{
+		ThreadID: t.ThreadID, TurnID: t.ID, Status: t.Status, StopReason: t.StopReason, Answer: t.Answer, Output: t.Output,
+		Rounds: t.Rounds, SettlementRounds: t.SettlementRounds, ToolSteps: t.ToolSteps,
+		Usage: t.Usage, Cost: t.Cost, Pause: t.Pause,
 	}
-	if err != nil {
-		return &exitError{code: ExitFailed, err: fmt.Errorf("the turn ran but was not recorded: %w", err)}
+	if t.Error != "" {
+		o.Err = errors.New(t.Error)
 	}
-	return nil
+	return o
 }
 
-// report tells a person which thread the turn belongs to and how to go on.
-func (p *persisted) report(w io.Writer, out *loop.Outcome) {
+// closeRuntime closes a one-shot client's scheduler once its turn has
+// stopped: nothing of it runs any more, so this does not wait long.
+func closeRuntime(sched *session.Scheduler) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sched.Close(ctx)
+}
+
+// reportThread tells a person which thread the turn belongs to and how to
+// go on.
+func reportThread(w io.Writer, out *loop.Outcome) {
 	if out.Status == loop.StatusPaused {
-		fmt.Fprintf(w, "thread %s paused; answer with: rein answer %s TEXT\n", p.thread.ID, p.thread.ID)
+		fmt.Fprintf(w, "thread %s paused; answer with: rein answer %s TEXT\n", out.ThreadID, out.ThreadID)
 		return
 	}
-	fmt.Fprintf(w, "thread %s; continue with: rein run --thread %s PROMPT\n", p.thread.ID, p.thread.ID)
+	fmt.Fprintf(w, "thread %s; continue with: rein run --thread %s PROMPT\n", out.ThreadID, out.ThreadID)
 }
-
-func (p *persisted) close() { p.st.Close() }
 
 func newSessionsCmd() *cobra.Command {
 	var db string
@@ -196,10 +98,11 @@ func newSessionsCmd() *cobra.Command {
 	cmd.PersistentFlags().StringVar(&db, "db", "", dbFlagUsage)
 
 	var limit int
-	var asJSON bool
+	var asJSON, all bool
+	var workspace string
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List threads, most recently used first: id, updated, turns, title",
+		Short: "List the workspace's threads (--all: every thread), most recently used first: id, updated, turns, title",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := openStore(cmd.Context(), db)
@@ -207,7 +110,7 @@ func newSessionsCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			threads, next, err := st.Threads(cmd.Context(), limit, "")
+			threads, next, err := listThreads(cmd.Context(), st, all, workspace, limit)
 			if err != nil {
 				return err
 			}
@@ -222,6 +125,10 @@ func newSessionsCmd() *cobra.Command {
 				return encodeSnake(out, res)
 			}
 			if len(threads) == 0 {
+				if !all {
+					fmt.Fprintln(out, "no threads in this workspace yet; rein run PROMPT starts one (--all lists every workspace's)")
+					return nil
+				}
 				fmt.Fprintln(out, "no threads yet; rein run PROMPT starts one")
 				return nil
 			}
@@ -237,6 +144,8 @@ func newSessionsCmd() *cobra.Command {
 		},
 	}
 	list.Flags().IntVar(&limit, "limit", 50, "at most this many threads (0: all)")
+	list.Flags().BoolVar(&all, "all", false, "list the threads of every workspace, not only this one's")
+	list.Flags().StringVarP(&workspace, "workspace", "C", "", "the workspace whose threads to list (default: the current directory)")
 	list.Flags().BoolVar(&asJSON, "json", false, "print {threads, next_cursor} as JSON: thread/list's fields in snake_case")
 
 	var showJSON bool
@@ -250,7 +159,13 @@ func newSessionsCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			snap, err := st.Load(cmd.Context(), args[0])
+			id := args[0]
+			if t, err := st.FindThread(cmd.Context(), id); err == nil {
+				id = t.ID
+			} else if errors.Is(err, store.ErrAmbiguous) {
+				return usageError(err)
+			}
+			snap, err := st.Load(cmd.Context(), id)
 			if errors.Is(err, store.ErrNotFound) {
 				return &exitError{code: ExitFailed, err: fmt.Errorf("no thread %s in %s", args[0], st.Path())}
 			}
@@ -273,7 +188,15 @@ func newSessionsCmd() *cobra.Command {
 		Short: "Remove threads with their turns and items",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return removeEach(cmd, db, args, (*store.Store).DeleteThread)
+			// A prefix names one thread, never several: removing is not
+			// undone, so an ambiguous one removes nothing.
+			return removeEach(cmd, db, args, func(st *store.Store, ctx context.Context, id string) error {
+				t, err := st.FindThread(ctx, id)
+				if err != nil {
+					return err
+				}
+				return st.DeleteThread(ctx, t.ID)
+			})
 		},
 	}
 	cmd.AddCommand(list, show, rm)

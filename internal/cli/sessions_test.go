@@ -176,7 +176,7 @@ rounds:
 		t.Fatalf("thread after two turns: %d turns, items %+v", len(snap.Turns), snap.Items)
 	}
 
-	code, out, _ := runMain(t, ctx, "sessions", "list", "--db", db)
+	code, out, _ := runMain(t, ctx, "sessions", "list", "--db", db, "-C", ws)
 	if code != 0 || !strings.Contains(out, thread) || !strings.Contains(out, "my name is Ada") {
 		t.Fatalf("list: exit %d\n%s", code, out)
 	}

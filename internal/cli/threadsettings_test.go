@@ -121,3 +121,30 @@ func TestChatThreadRefusesContradictingFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestRunThreadKeepsItsToolChoices: the tools a thread's first run switched
+// on (--tool) are the thread's, as chat's threads keep theirs: a later
+// `rein run --thread` without --tool still has them.
+func TestRunThreadKeepsItsToolChoices(t *testing.T) {
+	clearKeys(t)
+	db := filepath.Join(t.TempDir(), "rein.db")
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644)
+	first := writeScript(t, "rounds:\n  - text: hello\n")
+	code, stdout, stderr := runMain(t, context.Background(), "run", "--json", "--db", db, "--workspace", ws, "--capability", "none", "--tool", "read_file", "--model", "scripted:"+first, "hi")
+	if code != ExitCompleted {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	thread := outcomeOf(t, stdout)["thread_id"].(string)
+	second := writeScript(t, `rounds:
+  - calls:
+      - {id: c1, name: read_file, args: {path: a.txt}}
+  - text: it says alpha
+    expect:
+      - result: {call: c1, status: ok, contains: alpha}
+`)
+	code, stdout, stderr = runMain(t, context.Background(), "run", "--json", "--db", db, "--capability", "none", "--model", "scripted:"+second, "--thread", thread, "read a.txt")
+	if code != ExitCompleted {
+		t.Fatalf("run --thread without --tool: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

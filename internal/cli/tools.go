@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -22,7 +23,7 @@ import (
 // toolFlags are the flags that decide which tools a turn gets (DESIGN §7.2,
 // §13). `rein tools` has them, and so can run and chat.
 type toolFlags struct {
-	// approval is the turn's approval policy, set by run before composing.
+	// approval is the approval policy to compose under (rein tools' --approval).
 	approval string
 	// sandbox is the turn's sandbox mode (DESIGN §7.4); "" is
 	// workspace-write.
@@ -41,9 +42,6 @@ type toolFlags struct {
 	// command before composing; nil leaves them out (their gates fail
 	// closed).
 	st *store.Store
-	// cronScheduled is told when the cron tool adds a job, so the
-	// process's scheduler (rein serve's) looks at it at once; nil for none.
-	cronScheduled func()
 	// mcp is the process's MCP servers, nil when none are configured:
 	// their tools are deferred, offered through load_tools.
 	mcp *mcp.Manager
@@ -60,15 +58,15 @@ type toolFlags struct {
 	// webSearch is the config's [web_search] table, set by the command
 	// before composing: with a backend, the turn gets web_search.
 	webSearch config.WebSearch
-	// ownSearch says the turn's model has a search of its own
-	// (provider.Capabilities.WebSearch), which web_search then is.
+	// ownSearch says the model composed for (--model) has a search of its
+	// own (provider.Capabilities.WebSearch), which web_search then is.
 	ownSearch bool
 }
 
 func (f *toolFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.kbs, "kb", nil, "attach the knowledge base NAME (mounts rag and kb_files); repeatable")
-	fl.BoolVar(&f.exec, "exec", false, "allow exec and code_execution")
+	fl.BoolVar(&f.exec, "exec", true, "offer exec and code_execution where the sandbox can confine them, or where each call asks for approval (rein tools says which); --exec=false or --no-tool exec removes them")
 	fl.StringVar(&f.sandbox, "sandbox", string(sandbox.ModeWorkspaceWrite),
 		"what tools may change: read-only (no file writes; commands in bubblewrap with the workspace read-only), "+
 			"workspace-write (the workspace only; commands in bubblewrap, or on the host after approval), "+
@@ -111,12 +109,11 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 		Tools: agent.Tools{Capability: f.capability, Exclusive: f.exclusive, Exec: f.exec, Enable: f.enabled,
 			Disable: f.suppressed, Force: f.forced, KBs: f.kbs, Attach: f.attach},
 		Sandbox: mode, Approval: tool.Policy(f.approval), SandboxOptions: f.sandboxOpts,
-		Store: f.st, MCP: f.mcp, CronScheduled: f.cronScheduled,
-		WebSearch: f.webSearch, OwnSearch: f.ownSearch, Detect: detectSandbox, Log: logw,
+		Store: f.st, MCP: f.mcp, WebSearch: f.webSearch, OwnSearch: f.ownSearch, Detect: detectSandbox, Log: logw,
 	})
 	if err != nil {
 		f.loaded, f.offer = nil, nil
-		return nil, nil, nil, err
+		return nil, nil, nil, flagError(err)
 	}
 	f.loaded, f.offer = c.Knowledge, c.Offer
 	return c.Set, c.Report, c.Capability, nil
@@ -195,7 +192,7 @@ func newToolsCmd() *cobra.Command {
 			runner := newRunner(mode, f.sandboxOpts)
 			out := toolsOutput{model: about, mode: mode, rep: rep, deferred: deferredTools(f.offer, policy),
 				limits: newLimitsReport(runner, cfg), limitsLine: describeLimits(runner, cfg),
-				deny: newDenyReport(ws.Deny(), f.sandboxOpts.Deny.Allow)}
+				deny: newDenyReport(ws.Deny(), f.sandboxOpts.Deny.Allow), exec: execLine(&f, mode, policy)}
 			if asJSON {
 				return writeToolsJSON(cmd.OutOrStdout(), out)
 			}
@@ -203,7 +200,7 @@ func newToolsCmd() *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace the file tools would use (default: the current directory)")
+	cmd.Flags().StringVarP(&workspace, "workspace", "C", "", "the workspace the file tools would use (default: the current directory)")
 	cmd.Flags().StringVar(&f.approval, "approval", string(tool.PolicyOnRequest), "the approval policy to report under: never, on-request or untrusted")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	cmd.Flags().StringVar(&db, "db", "", dbFlagUsage)
@@ -239,6 +236,22 @@ func modelOf(spec provider.Spec, f *config.File) *toolsModel {
 		m.ToolMode = config.ToolModeText
 	}
 	return m
+}
+
+// execLine says whether the turn gets exec and which case applies: the
+// sandbox confines it, each call asks, full access, or why not.
+func execLine(f *toolFlags, mode sandbox.Mode, p tool.Policy) string {
+	if !f.exec && !slices.Contains(f.forced, "exec") {
+		return "not offered: --exec=false"
+	}
+	if slices.Contains(f.suppressed, "exec") {
+		return "not offered: --no-tool exec"
+	}
+	ok, why := agent.ExecCase(mode, p, detectSandbox())
+	if !ok {
+		return "not offered: " + why
+	}
+	return "offered; " + why + " (--no-tool exec removes it)"
 }
 
 // deferredTool is one MCP tool a turn may load with load_tools, as `rein
@@ -292,6 +305,9 @@ type toolsOutput struct {
 	limits     limitsReport
 	limitsLine string
 	deny       denyReport
+	// exec says whether exec is offered and which case of the sandbox
+	// applies (agent.ExecCase).
+	exec string
 }
 
 func writeToolsJSON(w io.Writer, o toolsOutput) error {
@@ -301,9 +317,10 @@ func writeToolsJSON(w io.Writer, o toolsOutput) error {
 		Sandbox sandbox.Mode `json:"sandbox"`
 		Limits  limitsReport `json:"limits"`
 		Deny    denyReport   `json:"deny"`
+		Exec    string       `json:"exec"`
 		*tool.Report
 		Deferred []deferredTool `json:"deferred"`
-	}{Mounted: o.rep.Names(), Model: o.model, Sandbox: o.mode, Limits: o.limits, Deny: o.deny, Report: o.rep, Deferred: o.deferred}
+	}{Mounted: o.rep.Names(), Model: o.model, Sandbox: o.mode, Limits: o.limits, Deny: o.deny, Exec: o.exec, Report: o.rep, Deferred: o.deferred}
 	if v.Mounted == nil {
 		v.Mounted = []string{}
 	}
@@ -328,6 +345,7 @@ func writeToolsText(w io.Writer, o toolsOutput) error {
 	fmt.Fprintf(tw, "sandbox:\t%s: %s\n", o.mode, o.mode.Describe(detectSandbox()))
 	fmt.Fprintf(tw, "limits:\t%s\n", o.limitsLine)
 	fmt.Fprintf(tw, "deny list:\t%s\n", o.deny)
+	fmt.Fprintf(tw, "exec:\t%s\n", o.exec)
 	capability := "none"
 	if rep.Capability != "" {
 		capability = rep.Capability

@@ -91,7 +91,9 @@ func TestToolsComposesTheTurnFromTheFlags(t *testing.T) {
 		want  []want
 	}{
 		{
-			name:  "default: the workspace capability and the always-on tools",
+			// exec is offered by default where it can be (sandbox_test.go).
+			name:  "without exec: the workspace capability and the always-on tools",
+			args:  []string{"--exec=false"},
 			first: fileTools,
 			want: []want{
 				{"read_file", true, `owned by the capability "workspace"`},
@@ -139,7 +141,7 @@ func TestToolsComposesTheTurnFromTheFlags(t *testing.T) {
 		},
 		{
 			name: "--tool cannot switch on a gated tool",
-			args: []string{"--tool", "exec"},
+			args: []string{"--exec=false", "--tool", "exec"},
 			want: []want{{"exec", false, "mounted only when has_exec holds"}},
 		},
 		{
@@ -179,7 +181,7 @@ func TestToolsExclusiveTurnMountsOnlyTheCapabilityAndAskUser(t *testing.T) {
 }
 
 func TestToolsPrintsInThenOutWithReasons(t *testing.T) {
-	code, stdout, stderr := runMain(t, context.Background(), "tools", "--workspace", t.TempDir(), "--kb", "notes")
+	code, stdout, stderr := runMain(t, context.Background(), "tools", "--workspace", t.TempDir(), "--kb", "notes", "--exec=false")
 	if code != ExitCompleted {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/event"
-	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/trace"
 )
@@ -140,87 +139,62 @@ func orIncomplete(status string) string {
 	return status
 }
 
-// recorders are what watch a turn beside its output: the --events file and
-// OpenTelemetry export when the OTEL_EXPORTER_OTLP_* variables ask for it.
+// recorders write a turn's events to the --events file beside its output.
 type recorders struct {
 	handler event.Handler // nil when nothing records
 	file    *os.File
 	buf     *bufio.Writer
-	export  *telemetry.Export
 }
 
-// newRecorders opens what records the turn of spec. The caller must call
-// close when the turn has ended.
-func newRecorders(ctx context.Context, eventsPath string, spec provider.Spec) (*recorders, error) {
+// newRecorders opens the --events file at eventsPath ("" for none). The
+// caller must call close when the turn has ended.
+func newRecorders(eventsPath string) (*recorders, error) {
 	r := &recorders{}
-	var hs []event.Handler
 	if eventsPath != "" {
 		f, err := os.Create(eventsPath)
 		if err != nil {
 			return nil, fmt.Errorf("--events: %w", err)
 		}
 		r.file, r.buf = f, bufio.NewWriter(f)
-		hs = append(hs, newJSONLines(r.buf))
+		r.handler = newJSONLines(r.buf)
 	}
-	x, err := telemetry.FromEnv(ctx, "")
-	if err != nil {
-		r.close(io.Discard)
-		return nil, err
-	}
-	if x.Enabled() {
-		model := spec.Model
-		if spec.Provider == "scripted" {
-			model = "" // a script's path, not a model
-		}
-		h, err := telemetry.NewHandler(telemetry.Config{
-			Provider: telemetry.ProviderName(spec.Provider), Model: model,
-			TracerProvider: x.TracerProvider, MeterProvider: x.MeterProvider,
-		})
-		if err != nil {
-			_ = x.Shutdown(ctx)
-			r.close(io.Discard)
-			return nil, err
-		}
-		r.export = x
-		hs = append(hs, h)
-	}
-	r.handler = event.Multi(hs...)
 	return r, nil
 }
 
-// close flushes the events file and the exporters, reporting what failed
-// on stderr: the turn's outcome stands either way.
+// close flushes the events file, reporting what failed on stderr: the
+// turn's outcome stands either way.
 func (r *recorders) close(stderr io.Writer) {
-	if r.buf != nil {
-		err := r.buf.Flush()
-		if cerr := r.file.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			fmt.Fprintln(stderr, "rein: --events:", err)
-		}
-		r.buf = nil
+	if r.buf == nil {
+		return
 	}
-	if r.export != nil {
-		// The turn's context may be cancelled (an interrupt); the spans of
-		// the interrupted turn are worth a short wait all the same.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := r.export.Shutdown(ctx); err != nil {
-			fmt.Fprintln(stderr, "rein: OpenTelemetry export:", err)
-		}
-		r.export = nil
+	err := r.buf.Flush()
+	if cerr := r.file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "rein: --events:", err)
+	}
+	r.buf = nil
+}
+
+// shutdownExport flushes the OpenTelemetry exporters of x (nil or not
+// enabled: nothing to do). The turn's context may be cancelled (an
+// interrupt); the spans of the interrupted turn are worth a short wait all
+// the same.
+func shutdownExport(x *telemetry.Export, stderr io.Writer) {
+	if x == nil || !x.Enabled() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := x.Shutdown(ctx); err != nil {
+		fmt.Fprintln(stderr, "rein: OpenTelemetry export:", err)
 	}
 }
 
 // storedEvents reads the events rein kept for thread.
 func storedEvents(ctx context.Context, db, thread string) ([]event.Event, error) {
-	st, err := openStore(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	raw, err := st.Trace(ctx, thread)
+	raw, err := storedTrace(ctx, db, thread)
 	if err != nil {
 		return nil, err
 	}

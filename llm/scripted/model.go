@@ -66,6 +66,9 @@ func New(s Script, opts ...Option) *Model {
 	return m
 }
 
+// A script is checked after a one-shot turn (session.Config.Verify).
+var _ llm.Verifier = (*Model)(nil)
+
 // Stream consumes the next round and returns its stream. A request that
 // fails an expectation or the history check, or comes after the last round,
 // gets an [*llm.Error] of kind [llm.BadRequest] naming the round; the failure

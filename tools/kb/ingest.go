@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/reinhq/rein/store"
 )
 
@@ -34,6 +36,18 @@ type AddOptions struct {
 	RelativeTo string
 	// Batch is how many files share one store transaction (default 256).
 	Batch int
+	// Exclude leaves out what these globs match (doublestar syntax): a
+	// glob with a / matches the path below the directory added, one
+	// without matches any name on it ("*.log", "testdata").
+	Exclude []string
+	// NoGitignore reads the directories' .gitignore files no more (by
+	// default what they ignore is left out).
+	NoGitignore bool
+	// Embed, with EmbedModel, embeds the chunks that have no vector yet
+	// after the files are stored (see Embed); nil leaves the base as it
+	// is: BM25 alone, or vectors to add later.
+	Embed      Embedder
+	EmbedModel string
 }
 
 // DefaultMaxFileSize is the largest file Add reads by default.
@@ -47,6 +61,11 @@ type AddReport struct {
 	Unchanged int
 	Chunks    int // chunks written
 	Bytes     int64
+	// Ignored counts the files and directories left out by .gitignore
+	// files and Exclude.
+	Ignored int
+	// Embedded counts the chunks given vectors.
+	Embedded int
 	// Skipped are the files left out, with why (binary, too large,
 	// unreadable), at most maxSkipped of them; SkippedCount counts all.
 	Skipped      []Skip
@@ -89,8 +108,18 @@ func Add(ctx context.Context, st Putter, name string, paths []string, o AddOptio
 		}
 		o.RelativeTo = wd
 	}
+	for _, x := range o.Exclude {
+		if !doublestar.ValidatePattern(x) {
+			return nil, fmt.Errorf("kb: --exclude %q is not a valid glob", x)
+		}
+	}
+	if o.Embed != nil {
+		if err := setEmbedding(ctx, st, name, o.EmbedModel); err != nil {
+			return nil, err
+		}
+	}
 	rep := &AddReport{}
-	files, err := collect(ctx, paths, rep)
+	files, err := collect(ctx, paths, rep, o)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +204,13 @@ func Add(ctx context.Context, st Putter, name string, paths []string, o AddOptio
 			return nil, fmt.Errorf("kb: %s: %w", name, err)
 		}
 	}
+	if o.Embed != nil {
+		n, err := Embed(ctx, st, name, o.Embed)
+		rep.Embedded = n
+		if err != nil {
+			return rep, fmt.Errorf("kb: %s: the files are stored, %d chunks embedded, then: %w; add again to embed the rest", name, n, err)
+		}
+	}
 	rep.Duration = time.Since(start)
 	return rep, nil
 }
@@ -188,7 +224,7 @@ func (r *AddReport) skip(s Skip) {
 
 // collect lists the regular files under paths, absolute and de-duplicated.
 // A path that does not exist is an error: the user named it.
-func collect(ctx context.Context, paths []string, rep *AddReport) ([]string, error) {
+func collect(ctx context.Context, paths []string, rep *AddReport, o AddOptions) ([]string, error) {
 	seen := map[string]bool{}
 	var files []string
 	add := func(p string) {
@@ -207,9 +243,14 @@ func collect(ctx context.Context, paths []string, rep *AddReport) ([]string, err
 			return nil, fmt.Errorf("kb: %w", err)
 		}
 		if !fi.IsDir() {
+			if skip, _ := newIgnorer(filepath.Dir(abs), o.Exclude).ignored(abs, false); skip {
+				rep.Ignored++
+				continue
+			}
 			add(abs)
 			continue
 		}
+		ig := newIgnorer(abs, o.Exclude)
 		err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -227,6 +268,20 @@ func collect(ctx context.Context, paths []string, rep *AddReport) ([]string, err
 					return fs.SkipDir
 				}
 				return nil
+			}
+			if path != abs {
+				if skip, _ := ig.ignored(path, d.IsDir()); skip {
+					rep.Ignored++
+					if d.IsDir() {
+						return fs.SkipDir
+					}
+					return nil
+				}
+			}
+			if d.IsDir() && !o.NoGitignore {
+				if err := ig.enter(path); err != nil {
+					rep.skip(Skip{Path: path, Reason: ".gitignore: " + err.Error()})
+				}
 			}
 			if d.Type().IsRegular() {
 				add(path)

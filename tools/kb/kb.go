@@ -54,13 +54,30 @@ type ragInput struct {
 	KBName string `json:"kb_name" jsonschema:"the attached knowledge base to search"`
 }
 
+// Option configures the rag tool.
+type Option func(*ragConfig)
+
+type ragConfig struct{ embedders Embedders }
+
+// WithEmbedders lets rag search the bases that have embeddings by BM25 and
+// their vectors fused (Search); without it every base is searched by BM25.
+func WithEmbedders(e Embedders) Option {
+	return func(c *ragConfig) { c.embedders = e }
+}
+
 // Rag returns the rag tool over the knowledge bases kbs: the passages of
 // one base that best match a query, each with its file and lines.
-func Rag(idx Index, kbs []string) tool.Tool {
+func Rag(idx Index, kbs []string, opts ...Option) tool.Tool {
+	var c ragConfig
+	for _, o := range opts {
+		o(&c)
+	}
 	t := tool.New(RagName,
-		"Search one attached knowledge base for passages matching a query (full-text, BM25 ranking); each passage comes with its file and line range to cite. "+
+		"Search one attached knowledge base for passages matching a query (full-text BM25 ranking, fused with semantic search where the base has embeddings); each passage comes with its file and line range to cite. "+
 			"Call once per base; calls run in parallel. Attached: "+strings.Join(kbs, ", ")+".",
-		func(ctx context.Context, in ragInput) (tool.Output, error) { return rag(ctx, idx, kbs, in) },
+		func(ctx context.Context, in ragInput) (tool.Output, error) {
+			return rag(ctx, idx, kbs, in, c.embedders)
+		},
 		tool.WithAccess(tool.ReadOnly))
 	return withSchema(t, func(props map[string]any) {
 		setProp(props, "kb_name", "enum", kbs)
@@ -68,11 +85,11 @@ func Rag(idx Index, kbs []string) tool.Tool {
 	})
 }
 
-func rag(ctx context.Context, idx Index, kbs []string, in ragInput) (tool.Output, error) {
+func rag(ctx context.Context, idx Index, kbs []string, in ragInput, embedders Embedders) (tool.Output, error) {
 	if err := attached(kbs, in.KBName); err != nil {
 		return tool.Output{Text: err.Error(), Failed: true}, nil
 	}
-	ps, err := idx.SearchKB(ctx, in.KBName, in.Query, ragPassages)
+	ps, _, note, err := Search(ctx, idx, in.KBName, in.Query, ragPassages, embedders)
 	if errors.Is(err, store.ErrEmptyQuery) {
 		return tool.Output{Text: "the query has no words to search for; give the words the passages should contain", Failed: true}, nil
 	}
@@ -84,6 +101,9 @@ func rag(ctx context.Context, idx Index, kbs []string, in ragInput) (tool.Output
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d passages from %s for %q, best first:\n", len(ps), in.KBName, in.Query)
+	if note != "" {
+		fmt.Fprintf(&b, "(%s)\n", note)
+	}
 	for i, p := range ps {
 		fmt.Fprintf(&b, "\n[%d] %s\n%s\n", i+1, p.Ref(), cut(p.Text, passageMax))
 	}

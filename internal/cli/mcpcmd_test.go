@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMCPAddListRmAndImport(t *testing.T) {
+	clearKeys(t)
+	ctx := context.Background()
+	if out := mustRun(t, "mcp", "add", "fs", "--env", "ROOT=/data", "--", "npx", "-y", "server-filesystem", "--flag"); !strings.Contains(out, "added MCP server fs") {
+		t.Errorf("add: %q", out)
+	}
+	mustRun(t, "mcp", "add", "docs", "--url", "https://mcp.example.com/mcp", "--header", "Authorization=Bearer x")
+	out := mustRun(t, "mcp", "list")
+	if !strings.Contains(out, "npx -y server-filesystem --flag") || !strings.Contains(out, "https://mcp.example.com/mcp") {
+		t.Errorf("list: %q", out)
+	}
+	if code, _, stderr := runMain(t, ctx, "mcp", "add", "fs", "--", "other"); code != ExitUsage || !strings.Contains(stderr, "configured already") {
+		t.Errorf("add fs again: exit %d %q", code, stderr)
+	}
+	if code, _, stderr := runMain(t, ctx, "mcp", "add", "x", "cmd"); code != ExitUsage || !strings.Contains(stderr, "after --") {
+		t.Errorf("add without --: exit %d %q", code, stderr)
+	}
+	mustRun(t, "mcp", "rm", "fs")
+	if out := mustRun(t, "mcp", "list"); strings.Contains(out, "server-filesystem") || !strings.Contains(out, "docs") {
+		t.Errorf("list after rm: %q", out)
+	}
+
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, ".mcp.json"), []byte(`{"mcpServers":{"git":{"command":"uvx","args":["mcp-server-git"]},"docs":{"type":"http","url":"https://other"}}}`), 0o644)
+	// Without a terminal and without --yes nothing is added.
+	code, stdout, stderr := runMain(t, ctx, "mcp", "import", "-C", ws)
+	if code != ExitUsage || !strings.Contains(stdout, "+ git: runs uvx mcp-server-git") || !strings.Contains(stderr, "--yes") {
+		t.Errorf("import unconfirmed: exit %d %q %q", code, stdout, stderr)
+	}
+	if out := mustRun(t, "mcp", "list"); strings.Contains(out, "uvx") {
+		t.Errorf("an unconfirmed import added servers: %q", out)
+	}
+	out = mustRun(t, "mcp", "import", "-C", ws, "--yes")
+	if !strings.Contains(out, "added git") || !strings.Contains(out, "docs: configured already") {
+		t.Errorf("import --yes: %q", out)
+	}
+	if out := mustRun(t, "mcp", "list"); !strings.Contains(out, "uvx mcp-server-git") || !strings.Contains(out, "https://mcp.example.com/mcp") {
+		t.Errorf("list after import: %q", out)
+	}
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/tool"
+)
+
+// renderGolden renders events (their times t0 + the offsets given) and the
+// outcome with the human renderer, and compares with testdata/name.
+func renderGolden(t *testing.T, name string, color bool, evs []event.Event, out *loop.Outcome) {
+	t.Helper()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var b bytes.Buffer
+	h := newHuman(&b, color)
+	h.start = t0
+	h.now = func() time.Time { return t0.Add(9 * time.Second) }
+	for _, e := range evs {
+		e.Time = t0.Add(time.Duration(e.Duration * float64(time.Millisecond)))
+		if e.Type != event.Result {
+			e.Duration = 0
+		} else {
+			e.Duration = 12
+		}
+		h.Handle(e)
+	}
+	if out != nil {
+		h.summary(out)
+	}
+	path := filepath.Join("testdata", name)
+	if *updateGolden {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/cli -run %s -update writes it)", err, t.Name())
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Errorf("rein run's output changed (run with -update if meant)\ngot:\n%s\nwant:\n%s", b.Bytes(), want)
+	}
+}
+
+// at is an event at ms milliseconds into the turn (carried in Duration
+// until renderGolden sets the time).
+func at(ms float64, e event.Event) event.Event { e.Duration = ms; return e }
+
+func TestRenderReasoningStreamsMarkedThenSaysHowLong(t *testing.T) {
+	evs := []event.Event{
+		at(0, event.Event{Type: event.RoundStarted, Round: 1}),
+		at(100, event.Event{Type: event.ThinkingDelta, Delta: "The user wants the tests"}),
+		at(200, event.Event{Type: event.ThinkingDelta, Delta: " fixed.\nFirst I read"}),
+		at(300, event.Event{Type: event.ThinkingDelta, Delta: " the failing test.\n"}),
+		at(2400, event.Event{Type: event.TextDelta, Delta: "Reading the test first.\n"}),
+		at(2500, event.Event{Type: event.RoundCompleted, Round: 1}),
+	}
+	out := &loop.Outcome{Status: loop.StatusCompleted, StopReason: loop.StopFinished, Rounds: 1}
+	renderGolden(t, "render_reasoning.txt", false, evs, out)
+	renderGolden(t, "render_reasoning_color.txt", true, evs, nil)
+}
+
+func TestRenderExecOutputStreamsWhileTheCommandRuns(t *testing.T) {
+	evs := []event.Event{
+		at(0, event.Event{Type: event.RoundStarted, Round: 1}),
+		at(10, event.Event{Type: event.ToolStarted, CallID: "c1", Name: "exec", Args: `{"command":"go test ./..."}`}),
+		at(500, event.Event{Type: event.ToolOutput, CallID: "c1", Name: "exec", Delta: "ok  \tpkg/a\t0.1s\n"}),
+		at(900, event.Event{Type: event.ToolOutput, CallID: "c1", Name: "exec", Delta: "--- FAIL: TestB (0.00s)\n    b_test.go:9: got 1\n"}),
+		at(1000, event.Event{Type: event.ToolOutput, CallID: "c1", Name: "exec", Delta: "FAIL"}),
+		at(1100, event.Event{Type: event.Result, CallID: "c1", Name: "exec", Status: "ok", Content: "exit 1\nok pkg/a\nFAIL"}),
+		at(1200, event.Event{Type: event.RoundCompleted, Round: 1}),
+	}
+	renderGolden(t, "render_exec.txt", false, evs, nil)
+}
+
+func TestRenderPausedApprovalSaysSoWithArgumentsAndTheFlags(t *testing.T) {
+	args := `{"command":"rm -rf build && make","timeout_seconds":60}`
+	p := &tool.Pause{Kind: tool.PauseApproval}
+	evs := []event.Event{
+		at(0, event.Event{Type: event.RoundStarted, Round: 1}),
+		at(10, event.Event{Type: event.ToolStarted, CallID: "c1", Name: "exec", Args: args}),
+		at(20, event.Event{Type: event.Result, CallID: "c1", Name: "exec", Status: string(llm.ResultPending), Content: "exec waits for the user's approval"}),
+		at(30, event.Event{Type: event.PauseRequested, ThreadID: "thread_t1", CallID: "c1", Name: "exec", Args: args, Pause: p}),
+	}
+	out := &loop.Outcome{ThreadID: "thread_t1", TurnID: "turn_1", Status: loop.StatusPaused, StopReason: loop.StopAwaitingUser, Rounds: 1, ToolSteps: 1,
+		Pause: &loop.Pause{TurnID: "turn_1", CallID: "c1", Tool: "exec", Kind: tool.PauseApproval, Args: args}}
+	renderGolden(t, "render_approval.txt", false, evs, out)
+}
+
+func TestStatusLineShowsElapsedBetweenOutputsOnly(t *testing.T) {
+	var b bytes.Buffer
+	h := newHuman(&b, true)
+	t0 := time.Now()
+	h.start = t0
+	h.now = func() time.Time { return t0.Add(12 * time.Second) }
+	h.drawStatus()
+	h.Handle(event.Event{Type: event.TextDelta, Delta: "hi"})
+	h.drawStatus() // mid-line: the answer streams, no status
+	h.Handle(event.Event{Type: event.TextDelta, Delta: "\n"})
+	h.Handle(event.Event{Type: event.PauseRequested, Pause: &tool.Pause{Kind: tool.PauseAskUser}})
+	h.drawStatus() // the user is asked: no status under the question
+	want := "\r\x1b[K\x1b[2mworking 12s · ctrl-c to interrupt\x1b[0m\r\x1b[Khi\n\n"
+	if got := b.String(); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}

@@ -1,0 +1,108 @@
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/servicetest"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/pgstore"
+)
+
+// BenchmarkRecord64Turns measures durable items per second into PostgreSQL
+// from 64 turns recording at once, each on its own thread under its own
+// lease (every item committed, fenced, before Record returns).
+func BenchmarkRecord64Turns(b *testing.B) {
+	const turns = 64
+	url := servicetest.Postgres(b)
+	s, err := pgstore.Open(context.Background(), pgstore.Config{URL: url, Lease: time.Minute, MaxRunning: turns})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for i := range turns {
+		th := fmt.Sprintf("th%d", i)
+		if err := s.SaveThread(ctx, session.Thread{ID: th}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.ClaimTurn(ctx, session.Turn{ID: th + ".turn", ThreadID: th, Status: session.TurnInProgress}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	text := llm.Item{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartText, Text: "a streamed round's text, about as long as a short answer is"}}}
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	per := (b.N + turns - 1) / turns
+	for i := range turns {
+		wg.Go(func() {
+			th := fmt.Sprintf("th%d", i)
+			for k := range per {
+				it := text
+				it.ID, it.TurnID = fmt.Sprintf("%s.turn.%d", th, k+1), th+".turn"
+				if err := s.Record(ctx, th, it); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(per*turns)/time.Since(start).Seconds(), "items/s")
+}
+
+// BenchmarkFailover measures, with the default lease, the time from a
+// node's death (its heartbeat stops at a random point of its cycle, its
+// leases left behind) to another node, polling Acquire every 100ms, taking
+// its turn: the store's part of a failover. It reports the median and the
+// worst of b.N deaths.
+func BenchmarkFailover(b *testing.B) {
+	url := servicetest.Postgres(b)
+	ctx := context.Background()
+	taker, err := pgstore.Open(ctx, pgstore.Config{URL: url, Node: "taker"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer taker.Close()
+	var took []time.Duration
+	for i := range b.N {
+		dying, err := pgstore.Open(ctx, pgstore.Config{URL: url, Node: fmt.Sprintf("dying%d", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		th := fmt.Sprintf("th%d", i)
+		if err := dying.SaveThread(ctx, session.Thread{ID: th}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := dying.ClaimTurn(ctx, session.Turn{ID: th + ".turn", ThreadID: th, Status: session.TurnInProgress}); err != nil {
+			b.Fatal(err)
+		}
+		// Die somewhere in the heartbeat's cycle.
+		time.Sleep(time.Duration(i%10) * pgstore.DefaultLease / 30)
+		dying.Close()
+		died := time.Now()
+		for {
+			taken, err := taker.Acquire(ctx, 1, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(taken) == 1 {
+				took = append(took, time.Since(died))
+				if err := taker.SaveTurn(ctx, session.Turn{ID: th + ".turn", ThreadID: th, Status: session.TurnCompleted, Ended: time.Now()}); err != nil {
+					b.Fatal(err)
+				}
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(took[len(took)-1].Milliseconds()), "max-ms")
+}

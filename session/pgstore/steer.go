@@ -1,0 +1,56 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// ErrTurnNotRunning is matched by the error for input steered into a turn
+// that is not running.
+var ErrTurnNotRunning = errors.New("pgstore: the turn is not running")
+
+// AddSteer implements session.Store: the input is committed, the durable
+// acceptance, before the turn's runner (on whichever node) reads it; when
+// the runner records it under its id it is delivered. If the node is lost
+// first, the turn's closing appends it to the history.
+func (s *Store) AddSteer(ctx context.Context, threadID, turnID string, it llm.Item) error {
+	if it.ID == "" {
+		it.ID = newID("steer")
+	}
+	it.Role, it.TurnID = llm.RoleUser, turnID
+	if it.Origin == llm.OriginInput {
+		it.Origin = llm.OriginSteer
+	}
+	b, err := json.Marshal(it)
+	if err != nil {
+		return fmt.Errorf("pgstore: steer: %w", err)
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := lockThread(ctx, tx, threadID); err != nil {
+			return err
+		}
+		var status string
+		err := tx.QueryRow(ctx, `SELECT status FROM turns WHERE id = $1 AND thread = $2`, turnID, threadID).Scan(&status)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("pgstore: thread %s has no turn %s", threadID, turnID)
+		}
+		if err != nil {
+			return fmt.Errorf("pgstore: steer: %w", err)
+		}
+		if status != statusRunning {
+			return fmt.Errorf("turn %s is %s: %w", turnID, status, ErrTurnNotRunning)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO steers (id, thread, turn, item, created) VALUES ($1, $2, $3, $4, $5)`,
+			it.ID, threadID, turnID, string(b), time.Now().UnixNano()); err != nil {
+			return fmt.Errorf("pgstore: steer: %w", err)
+		}
+		return nil
+	})
+}

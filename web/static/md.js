@@ -1,0 +1,185 @@
+// A small, safe markdown renderer: it builds DOM nodes with textContent and
+// createElement only, never innerHTML, so nothing a model writes becomes
+// markup. It knows what models write: headings, paragraphs, fenced code
+// (with a light highlighter), lists, quotes, rules, tables, and inline code,
+// bold, italic, strikethrough and links (http, https and mailto only).
+
+// blocks splits text into block sources: fenced code is one block, other
+// blocks end at a blank line. Streaming re-renders only the blocks that
+// changed (render below).
+export function blocks(text) {
+  const out = [];
+  const lines = text.split("\n");
+  let cur = [];
+  let fence = null;
+  const flush = () => { if (cur.length) { out.push(cur.join("\n")); cur = []; } };
+  for (const line of lines) {
+    if (fence) {
+      cur.push(line);
+      if (line.trimStart().startsWith(fence)) { flush(); fence = null; }
+      continue;
+    }
+    const m = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+    if (m) { flush(); fence = m[1]; cur.push(line); continue; }
+    if (line.trim() === "") { flush(); continue; }
+    cur.push(line);
+  }
+  flush();
+  return out;
+}
+
+// render renders text into el, reusing the nodes of blocks that did not
+// change since the last call with the same el (a streamed answer grows at
+// its end: only its last block is rebuilt).
+export function render(el, text) {
+  const src = blocks(text);
+  const prev = el._mdBlocks || [];
+  let i = 0;
+  while (i < src.length && i < prev.length && src[i] === prev[i]) i++;
+  const nodes = Array.from(el.childNodes);
+  for (let j = nodes.length - 1; j >= i; j--) nodes[j].remove();
+  const frag = document.createDocumentFragment();
+  for (let j = i; j < src.length; j++) frag.appendChild(block(src[j]));
+  el.appendChild(frag);
+  el._mdBlocks = src;
+}
+
+function h(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text != null) e.textContent = text;
+  return e;
+}
+
+// block renders one block source as one element.
+function block(src) {
+  const lines = src.split("\n");
+  const first = lines[0];
+  let m = /^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/.exec(first);
+  if (m) {
+    let body = lines.slice(1);
+    if (body.length && body[body.length - 1].trimStart().startsWith(m[1])) body = body.slice(0, -1);
+    const pre = h("pre");
+    const code = h("code");
+    if (m[2]) code.dataset.lang = m[2];
+    highlight(code, body.join("\n"), m[2]);
+    pre.appendChild(code);
+    return pre;
+  }
+  m = /^\s{0,3}(#{1,6})\s+(.*)$/.exec(first);
+  if (m && lines.length === 1) {
+    const e = h("h" + Math.min(m[1].length + 1, 4));
+    inline(e, m[2].replace(/\s+#+\s*$/, ""));
+    return e;
+  }
+  if (lines.length === 1 && /^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(first)) return h("hr");
+  if (lines.every(l => /^\s{0,3}>/.test(l))) {
+    const q = h("blockquote");
+    const inner = h("div", "md");
+    render(inner, lines.map(l => l.replace(/^\s{0,3}>\s?/, "")).join("\n"));
+    q.appendChild(inner);
+    return q;
+  }
+  if (/^\s{0,3}([-*+]|\d{1,9}[.)])\s+/.test(first)) return list(lines);
+  if (lines.length >= 2 && /^\s*\|?.*\|.*$/.test(first) && /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/.test(lines[1])) return table(lines);
+  const p = h("p");
+  lines.forEach((l, k) => {
+    if (k) p.appendChild(document.createElement("br"));
+    inline(p, l);
+  });
+  return p;
+}
+
+function list(lines) {
+  const ordered = /^\s{0,3}\d/.test(lines[0]);
+  const e = h(ordered ? "ol" : "ul");
+  if (ordered) {
+    const n = parseInt(lines[0], 10);
+    if (n > 1) e.start = n;
+  }
+  let li = null;
+  let buf = [];
+  const end = () => { if (li) { inline(li, buf.join(" ")); e.appendChild(li); } };
+  for (const l of lines) {
+    const m = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(l);
+    if (m) { end(); li = h("li"); buf = [m[2]]; } else buf.push(l.trim());
+  }
+  end();
+  return e;
+}
+
+function cells(l) {
+  return l.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map(c => c.trim());
+}
+
+function table(lines) {
+  const t = h("table");
+  const head = h("tr");
+  for (const c of cells(lines[0])) { const th = h("th"); inline(th, c); head.appendChild(th); }
+  t.appendChild(h("thead")).appendChild(head);
+  const body = t.appendChild(h("tbody"));
+  for (const l of lines.slice(2)) {
+    const tr = h("tr");
+    for (const c of cells(l)) { const td = h("td"); inline(td, c); tr.appendChild(td); }
+    body.appendChild(tr);
+  }
+  return t;
+}
+
+// inline appends the inline markdown of s to el.
+const inlineRe = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*([\s\S]+?)\*\*|(?<!\w)__([\s\S]+?)__(?!\w)|\*([^*\s][^*]*?)\*|(?<![\w])_([^_\s][^_]*?)_(?![\w])|~~([\s\S]+?)~~|\[([^\]]+)\]\(([^()\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
+export function inline(el, s) {
+  let last = 0;
+  for (const m of s.matchAll(inlineRe)) {
+    if (m.index > last) el.appendChild(document.createTextNode(s.slice(last, m.index)));
+    last = m.index + m[0].length;
+    if (m[1]) el.appendChild(h("code", null, m[2].replace(/^ (.*) $/, "$1")));
+    else if (m[3] || m[4]) inline(el.appendChild(h("strong")), m[3] || m[4]);
+    else if (m[5] || m[6]) inline(el.appendChild(h("em")), m[5] || m[6]);
+    else if (m[7]) inline(el.appendChild(h("del")), m[7]);
+    else if (m[8]) el.appendChild(link(m[9], m[8]));
+    else el.appendChild(link(m[10], m[10]));
+  }
+  if (last < s.length) el.appendChild(document.createTextNode(s.slice(last)));
+}
+
+// link is an anchor for a safe URL, or the text alone.
+export function link(href, text) {
+  let u = null;
+  try { u = new URL(href); } catch { u = null; }
+  if (!u || !["http:", "https:", "mailto:"].includes(u.protocol)) return document.createTextNode(text);
+  const a = h("a", null, text);
+  a.href = u.href;
+  a.target = "_blank";
+  a.rel = "noopener noreferrer nofollow";
+  return a;
+}
+
+// A light highlighter: strings, comments, numbers and the keywords most
+// languages share. Tokens become spans with textContent only.
+const kw = new Set(("break case catch class const continue def default defer do elif else enum export extends false fn for from func " +
+  "function go if impl import in interface let match mut new nil none null package pub range return select self static struct " +
+  "switch this throw true try type var void while with yield async await lambda not and or is True False None").split(" "));
+const tokRe = /(\/\/[^\n]*|#[^\n]*|\/\*[\s\S]*?\*\/)|("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)|\b(\d+(?:\.\d+)?)\b|\b([A-Za-z_]\w*)\b/g;
+export function highlight(code, text, lang) {
+  if (text.length > 100000 || /^(text|txt|plain|diff|)$/.test(lang || "")) {
+    code.textContent = text;
+    return;
+  }
+  const hashComments = /^(py|python|sh|bash|shell|zsh|rb|ruby|yaml|yml|toml|r|perl)$/i.test(lang);
+  let last = 0;
+  let buf = "";
+  const flush = () => { if (buf) { code.appendChild(document.createTextNode(buf)); buf = ""; } };
+  for (const m of text.matchAll(tokRe)) {
+    let cls = null;
+    if (m[1] && (m[1][0] !== "#" || hashComments)) cls = "tok-c";
+    else if (m[2]) cls = "tok-s";
+    else if (m[3]) cls = "tok-n";
+    else if (m[4] && kw.has(m[4])) cls = "tok-k";
+    buf += text.slice(last, m.index);
+    last = m.index + m[0].length;
+    if (cls) { flush(); code.appendChild(h("span", cls, m[0])); } else buf += m[0];
+  }
+  buf += text.slice(last);
+  flush();
+}
