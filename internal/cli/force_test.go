@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,5 +55,54 @@ func TestForceToolReachesEveryDoor(t *testing.T) {
 		if _, ok := o.Tools.Get("exec"); ok != tc.want {
 			t.Errorf("%s: exec mounted %v, want %v", tc.id, ok, tc.want)
 		}
+	}
+}
+
+// TestToolsForAModel: rein tools --model composes what that model would
+// be offered: a model with its own web search gets web_search, one without
+// does not (no backend configured), and a provider in text tool mode says
+// so; no key is needed.
+func TestToolsForAModel(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	cfgDir := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "rein")
+	if err := os.MkdirAll(cfgDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte("[providers.local]\nprotocol = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\ntool_mode = \"text\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		model     string
+		search    bool
+		toolMode  string
+		ownSearch bool
+	}{
+		{"openai:gpt-5", true, "native", true},
+		{"anthropic:claude-sonnet-4-5", true, "native", true},
+		{"deepseek:deepseek-chat", false, "native", false},
+		{"local:qwen3", false, "text", false},
+	} {
+		code, stdout, stderr := runMain(t, context.Background(), "tools", "--workspace", dir, "--model", tc.model, "--json")
+		if code != ExitCompleted {
+			t.Fatalf("%s: exit %d, %s", tc.model, code, stderr)
+		}
+		var rep struct {
+			Mounted []string `json:"mounted"`
+			Model   struct {
+				Model     string `json:"model"`
+				ToolMode  string `json:"tool_mode"`
+				OwnSearch bool   `json:"own_search"`
+			} `json:"model"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.model, err, stdout)
+		}
+		if slices.Contains(rep.Mounted, "web_search") != tc.search || rep.Model.Model != tc.model || rep.Model.ToolMode != tc.toolMode || rep.Model.OwnSearch != tc.ownSearch {
+			t.Errorf("%s: mounted %v, model %+v; want web_search %v, tool mode %s, own search %v", tc.model, rep.Mounted, rep.Model, tc.search, tc.toolMode, tc.ownSearch)
+		}
+	}
+	if code, _, stderr := runMain(t, context.Background(), "tools", "--workspace", dir, "--model", "nonsense"); code != ExitUsage || !strings.Contains(stderr, "--model") {
+		t.Errorf("a bad spec: exit %d, %s", code, stderr)
 	}
 }

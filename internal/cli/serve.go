@@ -56,6 +56,10 @@ type serveFlags struct {
 	// kbs are the knowledge bases every thread's turns attach: rag and
 	// kb_files, and the seed of each turn's first message.
 	kbs []string
+	// turn holds what run and chat set by flag for every request and
+	// turn, and serve for every thread's: reasoning effort, parallel
+	// calls, whole responses, the output cap and the budgets.
+	turn turnFlags
 	// redis is the Redis address live events travel between nodes by
 	// (--redis, else $REIN_REDIS); threads in PostgreSQL only.
 	redis string
@@ -93,6 +97,11 @@ func newServeCmd() *cobra.Command {
 			if f.maxRounds < 0 || f.maxRounds > loop.MaxMaxRounds {
 				return usageError(fmt.Errorf("--max-rounds %d: use 1..%d", f.maxRounds, loop.MaxMaxRounds))
 			}
+			f.turn.approval, f.turn.tools.sandbox = f.approval, f.sandbox
+			if err := f.turn.check(); err != nil {
+				return usageError(err)
+			}
+			f.request = f.turn.request()
 			dir, err := (&turnFlags{workspace: f.workspace}).workspaceDir()
 			if err != nil {
 				return usageError(err)
@@ -120,6 +129,14 @@ func newServeCmd() *cobra.Command {
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, "the exploration budget of threads that name none")
 	fl.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "a Host name (NAME or NAME:PORT) to answer besides loopback ones, such as the name a proxy forwards; repeatable")
 	fl.StringArrayVar(&f.kbs, "kb", nil, "attach the knowledge base NAME to every thread (mounts rag and kb_files, seeds each turn); repeatable")
+	fl.StringVar(&f.turn.reasoningEffort, "reasoning-effort", "", "reasoning_effort of every thread's model, over the config file's (OpenAI protocols): "+strings.Join(config.ReasoningEfforts, ", "))
+	fl.BoolVar(&f.turn.parallel, "parallel-tool-calls", true, "let models make several calls in one response; =false asks for one at a time, over the config file's parallel_tool_calls")
+	fl.BoolVar(&f.turn.noStream, "no-stream", false, "ask the providers for whole responses instead of streams")
+	fl.IntVar(&f.turn.maxOutput, "max-output", 0, "output tokens per model call")
+	fl.Int64Var(&f.turn.maxTokens, "max-tokens", 0, "each turn's token budget: input + output summed over its rounds")
+	fl.Float64Var(&f.turn.maxCost, "max-cost", 0, "each turn's cost budget in USD (needs a price for the model)")
+	fl.DurationVar(&f.turn.timeout, "timeout", 0, "each turn's wall-clock budget, e.g. 2m")
+	f.turn.fl = fl
 	fl.StringVar(&f.redis, "redis", "", "HOST:PORT of the Redis that carries live events between servers sharing a PostgreSQL --db (default $"+envRedis+")")
 	fl.StringArrayVar(&f.allowedOrigins, "allowed-origin", nil, "an origin (scheme://host[:port]) whose web pages may connect besides the server's own; repeatable")
 	return cmd
@@ -156,7 +173,9 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	if relay != nil {
 		defer relay.Close()
 	}
-	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm, threads: threads, relay: relay}
+	o := f.turn.options()
+	b := &serveBackend{f: f, dir: dir, logw: cmd.ErrOrStderr(), cfg: cfg, st: st, mcp: mcpm, threads: threads, relay: relay,
+		noStream: f.turn.noStream, base: loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget}}
 	sched, stop, err := b.runtime(ctx, cmd.ErrOrStderr())
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
@@ -57,6 +58,9 @@ type toolFlags struct {
 	// webSearch is the config's [web_search] table, set by the command
 	// before composing: with a backend, the turn gets web_search.
 	webSearch config.WebSearch
+	// ownSearch says the model composed for (--model) has a search of its
+	// own (provider.Capabilities.WebSearch), which web_search then is.
+	ownSearch bool
 }
 
 func (f *toolFlags) register(cmd *cobra.Command) {
@@ -105,7 +109,7 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 		Tools: agent.Tools{Capability: f.capability, Exclusive: f.exclusive, Exec: f.exec, Enable: f.enabled,
 			Disable: f.suppressed, Force: f.forced, KBs: f.kbs, Attach: f.attach},
 		Sandbox: mode, Approval: tool.Policy(f.approval), SandboxOptions: f.sandboxOpts,
-		Store: f.st, MCP: f.mcp, WebSearch: f.webSearch, Detect: detectSandbox, Log: logw,
+		Store: f.st, MCP: f.mcp, WebSearch: f.webSearch, OwnSearch: f.ownSearch, Detect: detectSandbox, Log: logw,
 	})
 	if err != nil {
 		f.loaded, f.offer = nil, nil
@@ -119,7 +123,7 @@ func newToolsCmd() *cobra.Command {
 	var f toolFlags
 	var workspace string
 	var asJSON bool
-	var db string
+	var db, model string
 	cmd := &cobra.Command{
 		Use:   "tools [flags]",
 		Short: "Show the tools a turn would get with these flags, and why each is in or out",
@@ -130,7 +134,8 @@ func newToolsCmd() *cobra.Command {
 			"the sandbox mode, the limits of commands and the deny list (the config's [sandbox] table), and\n" +
 			"the list in order, then every other known tool with the reason it is out,\n" +
 			"then the deferred tools of the config file's MCP servers (which it starts) and whether each\n" +
-			"asks for approval under --approval.",
+			"asks for approval under --approval. --model composes for that model: its own web search, where\n" +
+			"it has one, is web_search, and a model in text tool mode is told of the tools in its prompt.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tf := turnFlags{workspace: workspace}
@@ -144,6 +149,15 @@ func newToolsCmd() *cobra.Command {
 			}
 			f.sandboxOpts = sandboxOptions(cfg)
 			f.webSearch = cfg.WebSearch
+			var about *toolsModel
+			if model != "" {
+				spec, err := provider.ParseSpec(model)
+				if err != nil {
+					return usageError(fmt.Errorf("--model: %w", err))
+				}
+				about = modelOf(spec, cfg)
+				f.ownSearch = about.OwnSearch
+			}
 			ws, err := openWorkspace(dir, f.sandboxOpts)
 			if err != nil {
 				return usageError(err)
@@ -176,7 +190,7 @@ func newToolsCmd() *cobra.Command {
 				return usageError(err)
 			}
 			runner := newRunner(mode, f.sandboxOpts)
-			out := toolsOutput{mode: mode, rep: rep, deferred: deferredTools(f.offer, policy),
+			out := toolsOutput{model: about, mode: mode, rep: rep, deferred: deferredTools(f.offer, policy),
 				limits: newLimitsReport(runner, cfg), limitsLine: describeLimits(runner, cfg),
 				deny: newDenyReport(ws.Deny(), f.sandboxOpts.Deny.Allow), exec: execLine(&f, mode, policy)}
 			if asJSON {
@@ -190,13 +204,44 @@ func newToolsCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.approval, "approval", string(tool.PolicyOnRequest), "the approval policy to report under: never, on-request or untrusted")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	cmd.Flags().StringVar(&db, "db", "", dbFlagUsage)
+	cmd.Flags().StringVar(&model, "model", "", "compose for the model PROVIDER:MODEL (its own web search, its tool mode); no key needed")
 	return cmd
+}
+
+// toolsModel is what `rein tools --model` says of the model it composes
+// for.
+type toolsModel struct {
+	Model string `json:"model"`
+	// ToolMode is native (definitions and calls in the provider's
+	// structure) or text (described in the prompt, calls parsed from the
+	// text).
+	ToolMode string `json:"tool_mode"`
+	// OwnSearch says the provider runs the model's web_search.
+	OwnSearch bool `json:"own_search"`
+}
+
+// modelOf describes spec as the provider's list knows it under the config
+// file f, without opening the model.
+func modelOf(spec provider.Spec, f *config.File) *toolsModel {
+	caps := capabilitiesOf(spec, f)
+	m := &toolsModel{Model: spec.String(), ToolMode: config.ToolModeNative, OwnSearch: caps.WebSearch}
+	if list, err := provider.List(provider.Config{File: f}); err == nil {
+		for _, p := range list {
+			if p.Name == spec.Provider && p.ToolMode != "" {
+				m.ToolMode = p.ToolMode
+			}
+		}
+	}
+	if !caps.NativeTools && caps.Source != "default" {
+		m.ToolMode = config.ToolModeText
+	}
+	return m
 }
 
 // execLine says whether the turn gets exec and which case applies: the
 // sandbox confines it, each call asks, full access, or why not.
 func execLine(f *toolFlags, mode sandbox.Mode, p tool.Policy) string {
-	if !f.exec {
+	if !f.exec && !slices.Contains(f.forced, "exec") {
 		return "not offered: --exec=false"
 	}
 	if slices.Contains(f.suppressed, "exec") {
@@ -249,6 +294,8 @@ func deferredTools(o *mcp.Offer, p tool.Policy) []deferredTool {
 
 // toolsOutput is what `rein tools` reports.
 type toolsOutput struct {
+	// model is the model composed for (--model), or nil.
+	model    *toolsModel
 	mode     sandbox.Mode
 	rep      *tool.Report
 	deferred []deferredTool
@@ -266,13 +313,14 @@ type toolsOutput struct {
 func writeToolsJSON(w io.Writer, o toolsOutput) error {
 	v := struct {
 		Mounted []string     `json:"mounted"`
+		Model   *toolsModel  `json:"model,omitempty"`
 		Sandbox sandbox.Mode `json:"sandbox"`
 		Limits  limitsReport `json:"limits"`
 		Deny    denyReport   `json:"deny"`
 		Exec    string       `json:"exec"`
 		*tool.Report
 		Deferred []deferredTool `json:"deferred"`
-	}{Mounted: o.rep.Names(), Sandbox: o.mode, Limits: o.limits, Deny: o.deny, Exec: o.exec, Report: o.rep, Deferred: o.deferred}
+	}{Mounted: o.rep.Names(), Model: o.model, Sandbox: o.mode, Limits: o.limits, Deny: o.deny, Exec: o.exec, Report: o.rep, Deferred: o.deferred}
 	if v.Mounted == nil {
 		v.Mounted = []string{}
 	}
@@ -287,6 +335,13 @@ func writeToolsJSON(w io.Writer, o toolsOutput) error {
 func writeToolsText(w io.Writer, o toolsOutput) error {
 	rep, deferred := o.rep, o.deferred
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if m := o.model; m != nil {
+		search := "web_search is a configured backend's, if any"
+		if m.OwnSearch {
+			search = "its own web search is web_search"
+		}
+		fmt.Fprintf(tw, "model:\t%s: %s tool calls; %s\n", m.Model, m.ToolMode, search)
+	}
 	fmt.Fprintf(tw, "sandbox:\t%s: %s\n", o.mode, o.mode.Describe(detectSandbox()))
 	fmt.Fprintf(tw, "limits:\t%s\n", o.limitsLine)
 	fmt.Fprintf(tw, "deny list:\t%s\n", o.deny)

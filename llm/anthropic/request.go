@@ -70,7 +70,7 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, *float64, error)
 	}
 	p.Messages = messages(req.Items, m.opts.TextTools)
 	if !m.opts.TextTools {
-		p.Tools, p.ToolChoice = tools(req, m.opts.ParallelToolCalls)
+		p.Tools, p.ToolChoice = tools(req, m.opts.ParallelToolCalls, m.opts.ThinkingBudget > 0)
 	}
 
 	if m.opts.PromptCache {
@@ -262,7 +262,10 @@ func isObject(raw []byte) bool {
 // no tools, so a request without tools whose history holds calls (a forced
 // final answer) declares the called names with an open schema and forbids
 // new calls.
-func tools(req *llm.Request, parallel *bool) ([]sdk.ToolUnionParam, sdk.ToolChoiceUnionParam) {
+//
+// With extended thinking on (thinking) the API takes only auto and none: a
+// forced tool is asked for as auto, and the engine's directive names it.
+func tools(req *llm.Request, parallel *bool, thinking bool) ([]sdk.ToolUnionParam, sdk.ToolChoiceUnionParam) {
 	specs := req.Tools
 	choice := req.ToolChoice
 	if len(specs) == 0 {
@@ -296,17 +299,18 @@ func tools(req *llm.Request, parallel *bool) ([]sdk.ToolUnionParam, sdk.ToolChoi
 		allow = *parallel
 	}
 	disable := param.NewOpt(!allow)
-	if req.ForceTool != "" && len(req.Tools) > 0 {
+	if req.ForceTool != "" && len(req.Tools) > 0 && !thinking {
 		return out, sdk.ToolChoiceUnionParam{OfTool: &sdk.ToolChoiceToolParam{Name: req.ForceTool, DisableParallelToolUse: disable}}
 	}
 	switch choice {
 	case llm.ToolChoiceNone:
 		return out, sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
 	case llm.ToolChoiceRequired:
-		return out, sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{DisableParallelToolUse: disable}}
-	default:
-		return out, sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: disable}}
+		if !thinking {
+			return out, sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{DisableParallelToolUse: disable}}
+		}
 	}
+	return out, sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: disable}}
 }
 
 func inputSchema(schema json.RawMessage) sdk.ToolInputSchemaParam {
