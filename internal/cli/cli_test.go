@@ -210,3 +210,22 @@ func TestRunWithoutExecHasNoExec(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPausedForApprovalSaysWhichFlagsAnswer: the line that tells how to
+// go on names the flags an approval takes, not TEXT (which rein answer
+// refuses for an approval).
+func TestRunPausedForApprovalSaysWhichFlagsAnswer(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	script := writeScript(t, `rounds:
+  - calls:
+      - {id: w1, name: write_file, args: {path: a.txt, content: "hi\n"}}
+`)
+	code, stdout, stderr := runMain(t, context.Background(), "run", "--approval", "untrusted", "--model", "scripted:"+script, "--workspace", dir, "write it")
+	if code != ExitPaused {
+		t.Fatalf("exit %d, want %d (paused for approval)\n%s\n%s", code, ExitPaused, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "--approve | --approve-thread | --deny") || strings.Contains(stderr, " TEXT\n") {
+		t.Errorf("stderr %q: want the approval's flags, not TEXT", stderr)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/tool"
 )
 
 // dbFlagUsage documents --db the same way on every command that has it.
@@ -82,7 +83,12 @@ func closeRuntime(sched *session.Scheduler) {
 // go on.
 func reportThread(w io.Writer, out *loop.Outcome) {
 	if out.Status == loop.StatusPaused {
-		fmt.Fprintf(w, "thread %s paused; answer with: rein answer %s TEXT\n", out.ThreadID, out.ThreadID)
+		how := "TEXT"
+		if out.Pause != nil && out.Pause.Kind == tool.PauseApproval {
+			// An approval is answered by a flag; TEXT alone is refused.
+			how = "--approve | --approve-thread | --deny [REASON]"
+		}
+		fmt.Fprintf(w, "thread %s paused; answer with: rein answer %s %s\n", out.ThreadID, out.ThreadID, how)
 		return
 	}
 	fmt.Fprintf(w, "thread %s; continue with: rein run --thread %s PROMPT\n", out.ThreadID, out.ThreadID)
