@@ -63,7 +63,7 @@ func (e *PriceError) Error() string {
 // SettingError is a tool switch (Tools) that cannot work, naming the
 // setting, so that a door can say it in its own words (rein's flags).
 type SettingError struct {
-	// Setting is the switch: "capability" or "exclusive".
+	// Setting is the setting: "capability", "exclusive" or "workspace".
 	Setting string
 	Err     error
 }

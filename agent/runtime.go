@@ -227,7 +227,8 @@ func (r *Runtime) Workspace(c record.Settings) (string, error) {
 }
 
 // WorkspaceDir returns dir ("" the current directory) as an absolute
-// path, checking that it is a directory.
+// path, checking that it is a directory; a dir that is not one is a
+// *SettingError of "workspace".
 func WorkspaceDir(dir string) (string, error) {
 	if dir == "" {
 		wd, err := os.Getwd()
@@ -242,10 +243,10 @@ func WorkspaceDir(dir string) (string, error) {
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
-		return "", fmt.Errorf("workspace %s: %w", dir, err)
+		return "", &SettingError{Setting: "workspace", Err: fmt.Errorf("%s: %w", dir, err)}
 	}
 	if !st.IsDir() {
-		return "", fmt.Errorf("workspace %s: not a directory", dir)
+		return "", &SettingError{Setting: "workspace", Err: fmt.Errorf("%s: not a directory", dir)}
 	}
 	return abs, nil
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -88,28 +86,11 @@ func (f *turnFlags) check() error {
 	return nil
 }
 
-// workspaceDir returns the absolute workspace directory, which must exist.
+// workspaceDir returns the absolute workspace directory, which must exist;
+// an error names --workspace.
 func (f *turnFlags) workspaceDir() (string, error) {
-	dir := f.workspace
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		dir = wd
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("--workspace %s: %w", dir, err)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("--workspace %s: not a directory", dir)
-	}
-	return abs, nil
+	abs, err := agent.WorkspaceDir(f.workspace)
+	return abs, flagError(err)
 }
 
 func (f *turnFlags) options() loop.Options {
