@@ -119,6 +119,8 @@ func (m *Model) apply(e event.Event) {
 		m.usage.context = contextReport(e.Context)
 	case event.TurnCompleted:
 		m.turnCompleted(e)
+	case event.Subagent:
+		m.subagent(e)
 	}
 }
 
