@@ -155,6 +155,10 @@ func TestDemoRunsOfflineAndSaysItIsScripted(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
 		}
 	}
+	// Its store is removed at the end: no hint to continue its thread.
+	if strings.Contains(stderr, "continue with") || !strings.Contains(stderr, "removed now") {
+		t.Errorf("demo stderr %q: want no hint to continue a removed thread", stderr)
+	}
 }
 
 func TestDemoJSONEndsWithTheOutcome(t *testing.T) {

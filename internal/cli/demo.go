@@ -38,6 +38,7 @@ func newDemoCmd() *cobra.Command {
 				return err
 			}
 			storeNote := "store: " + f.db
+			removeStore := false
 			if f.db == "" {
 				// Its own store: the demo's thread never joins the user's.
 				sdir, err := os.MkdirTemp("", "rein-demo-store-")
@@ -46,6 +47,7 @@ func newDemoCmd() *cobra.Command {
 				}
 				if !keep {
 					defer os.RemoveAll(sdir)
+					removeStore = true
 				}
 				f.db = filepath.Join(sdir, "rein.db")
 				storeNote = "store: a temporary one, not yours (" + f.db + ")"
@@ -57,7 +59,7 @@ func newDemoCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			s := turnSetup{flags: &f, cfg: cfg, dir: dir, prompt: demo.Question}
+			s := turnSetup{flags: &f, cfg: cfg, dir: dir, prompt: demo.Question, gone: removeStore}
 			switch {
 			case f.model == "" || f.model == "scripted":
 				// Never a configured or keyed model unless asked: a demo

@@ -135,6 +135,10 @@ type turnSetup struct {
 	caps *provider.Capabilities
 	// output is the structured answer asked for (run --schema), or nil.
 	output *llm.Output
+	// gone says the thread's store is removed when the command ends (the
+	// demo's temporary one): no hint to continue a thread that will not
+	// be there.
+	gone bool
 }
 
 // runTurn runs one turn — a new one, or the paused one answered — as a
@@ -290,7 +294,11 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		jl.outcome(outcome)
 	} else {
 		h.summary(outcome)
-		reportThread(logw, outcome)
+		if s.gone {
+			fmt.Fprintf(logw, "thread %s was kept in a temporary store, removed now (--keep keeps it)\n", outcome.ThreadID)
+		} else {
+			reportThread(logw, outcome)
+		}
 		if len(outcome.Output) > 0 {
 			printJSON(out, outcome.Output)
 		}
