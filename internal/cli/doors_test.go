@@ -60,12 +60,18 @@ type doorTurn struct{ thread, want string }
 // client, its input (closing it ends the server) and its exit code.
 func startServeStdio(t *testing.T, args ...string) (*rpcClient, io.Closer, <-chan int) {
 	t.Helper()
+	return startServeStdioErr(t, new(strings.Builder), args...)
+}
+
+// startServeStdioErr is startServeStdio writing the server's stderr to
+// errb, to be read once its exit code has arrived.
+func startServeStdioErr(t *testing.T, errb *strings.Builder, args ...string) (*rpcClient, io.Closer, <-chan int) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		var errb strings.Builder
-		done <- mainIO(context.Background(), append([]string{"serve", "--stdio"}, args...), inR, outW, &errb)
+		done <- mainIO(context.Background(), append([]string{"serve", "--stdio"}, args...), inR, outW, errb)
 		outW.Close()
 	}()
 	c := &rpcClient{t: t, in: inW, lines: make(chan map[string]any, 256)}

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -23,26 +20,8 @@ func TestServeKeepsThreadsInPostgres(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", t.TempDir()) // the tools' data
 	script := writeScript(t, "rounds:\n  - text: stored in postgres\n")
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan int, 1)
 	var errb strings.Builder
-	go func() {
-		done <- mainIO(context.Background(), []string{"serve", "--stdio", "--model", "scripted:" + script, "--db", url, "--workspace", dir}, inR, outW, &errb)
-		outW.Close()
-	}()
-	c := &rpcClient{t: t, in: inW, lines: make(chan map[string]any, 256)}
-	go func() {
-		defer close(c.lines)
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				c.lines <- m
-			}
-		}
-	}()
+	c, in, done := startServeStdioErr(t, &errb, "--model", "scripted:"+script, "--db", url, "--workspace", dir)
 	c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
 	th := c.call("thread/start", map[string]any{"workspace": dir})["thread"].(map[string]any)
 	c.call("turn/start", map[string]any{"threadId": th["id"], "input": []map[string]any{{"type": "text", "text": "keep this"}}})
@@ -50,7 +29,7 @@ func TestServeKeepsThreadsInPostgres(t *testing.T) {
 	if got := end["params"].(map[string]any)["turn"].(map[string]any); got["status"] != "completed" {
 		t.Errorf("turn/completed %v", got)
 	}
-	inW.Close()
+	in.Close()
 	select {
 	case code := <-done:
 		if code != 0 {

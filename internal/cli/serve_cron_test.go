@@ -1,12 +1,7 @@
 package cli
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"io"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -26,26 +21,7 @@ func TestServeRunsAScheduledMessageOnTime(t *testing.T) {
       - result: {call: c1, status: ok}
   - text: pong
 `)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		var errb strings.Builder
-		done <- mainIO(context.Background(), []string{"serve", "--stdio", "--model", "scripted:" + script, "--db", filepath.Join(dir, "rein.db"), "--workspace", dir}, inR, outW, &errb)
-		outW.Close()
-	}()
-	c := &rpcClient{t: t, in: inW, lines: make(chan map[string]any, 256)}
-	go func() {
-		defer close(c.lines)
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				c.lines <- m
-			}
-		}
-	}()
+	c, in, done := startServeStdio(t, "--model", "scripted:"+script, "--db", filepath.Join(dir, "rein.db"), "--workspace", dir)
 	c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
 	th := c.call("thread/start", map[string]any{"workspace": dir})["thread"].(map[string]any)
 	c.call("turn/start", map[string]any{"threadId": th["id"], "input": []map[string]any{{"type": "text", "text": "ping me"}}})
@@ -68,7 +44,7 @@ func TestServeRunsAScheduledMessageOnTime(t *testing.T) {
 	if at.Before(due) {
 		t.Errorf("the scheduled turn ran %s early", due.Sub(at))
 	}
-	inW.Close()
+	in.Close()
 	select {
 	case code := <-done:
 		if code != 0 {

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,28 +19,9 @@ func TestServeTakesTheRequestSettingsRunTakes(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "k")
 	dir := t.TempDir()
 	srv := testkit.NewChatServer(t, testkit.Round{Text: "hi"})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		var errb strings.Builder
-		done <- mainIO(context.Background(), []string{"serve", "--stdio", "--model", "openai-chat:gpt-5", "--base-url", srv.BaseURL(),
-			"--db", filepath.Join(dir, "rein.db"), "--workspace", dir,
-			"--reasoning-effort", "low", "--parallel-tool-calls=false", "--no-stream", "--max-output", "77", "--timeout", "5m"}, inR, outW, &errb)
-		outW.Close()
-	}()
-	c := &rpcClient{t: t, in: inW, lines: make(chan map[string]any, 256)}
-	go func() {
-		defer close(c.lines)
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				c.lines <- m
-			}
-		}
-	}()
+	c, in, done := startServeStdio(t, "--model", "openai-chat:gpt-5", "--base-url", srv.BaseURL(),
+		"--db", filepath.Join(dir, "rein.db"), "--workspace", dir,
+		"--reasoning-effort", "low", "--parallel-tool-calls=false", "--no-stream", "--max-output", "77", "--timeout", "5m")
 	c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
 	th := c.call("thread/start", map[string]any{"workspace": dir})["thread"].(map[string]any)
 	c.call("turn/start", map[string]any{"threadId": th["id"], "input": []map[string]any{{"type": "text", "text": "hello"}}})
@@ -50,7 +29,7 @@ func TestServeTakesTheRequestSettingsRunTakes(t *testing.T) {
 	if got["status"] != "completed" {
 		t.Fatalf("turn %v", got)
 	}
-	inW.Close()
+	in.Close()
 	select {
 	case <-done:
 	case <-time.After(15 * time.Second):
