@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/transport"
 )
 
 // Embedder gets vectors from an OpenAI-compatible embeddings endpoint
@@ -57,7 +58,10 @@ func NewEmbedder(o EmbedderOptions) (*Embedder, error) {
 		e.provider = "openai"
 	}
 	if e.client == nil {
-		e.client = &http.Client{Timeout: 2 * time.Minute}
+		// The model traffic's client (connect, TLS, header and idle
+		// bounds, one shared pool), with a cap on a whole batch.
+		e.client = transport.Client(transport.Timeouts{})
+		e.client.Timeout = 2 * time.Minute
 	}
 	return e, nil
 }
