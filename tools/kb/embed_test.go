@@ -1,6 +1,7 @@
 package kb
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/internal/testkit"
 	"github.com/reinhq/rein/llm"
@@ -254,5 +257,39 @@ func TestFuseByReciprocalRank(t *testing.T) {
 	// b: 1/62 + 1/61; a: 1/61 + 1/63; d: 1/62; c: 1/63.
 	if strings.Join(paths, " ") != "b a d" {
 		t.Errorf("fused %v, want b a d", paths)
+	}
+}
+
+// TestReadIgnoreNeverOpensAHostileGitignore: a repository's .gitignore
+// that is a FIFO (opening it would wait for a writer) or a link to an
+// endless file (/dev/zero) is refused at once, and a regular one over the
+// bound is not read past it.
+func TestReadIgnoreNeverOpensAHostileGitignore(t *testing.T) {
+	fifo := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(fifo, ".gitignore"), 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	link := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(link, ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	big := t.TempDir()
+	if err := os.WriteFile(filepath.Join(big, ".gitignore"), bytes.Repeat([]byte("x\n"), maxIgnoreFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, dir := range map[string]string{"fifo": fifo, "link to /dev/zero": link, "over the bound": big} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := readIgnore(dir)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s: read without an error", name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: readIgnore still reading after 10 s", name)
+		}
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -30,10 +32,26 @@ const maxIgnoreFile = 1 << 20
 // directories only, a pattern with a / elsewhere is anchored to dir, one
 // without matches a name at any depth below it.
 func readIgnore(dir string) ([]ignoreRule, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	path := filepath.Join(dir, ".gitignore")
+	// A repository is not trusted: a .gitignore that is a link (to
+	// /dev/zero, say), a FIFO or a device is never opened, and no more
+	// than the bound is read.
+	fi, err := os.Lstat(path)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file; left unread", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile+1))
 	if err != nil {
 		return nil, err
 	}
