@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/sandbox"
 )
 
 func newMCPCmd() *cobra.Command {
@@ -166,7 +166,7 @@ func newMCPImportCmd() *cobra.Command {
 				return usageError(err)
 			}
 			src := filepath.Join(dir, ".mcp.json")
-			data, err := os.ReadFile(src)
+			data, err := readMCPJSON(dir)
 			if err != nil {
 				return usageError(fmt.Errorf("no .mcp.json to import: %w", err))
 			}
@@ -240,4 +240,32 @@ func confirm(in io.Reader, out io.Writer, question string) bool {
 		return true
 	}
 	return false
+}
+
+// maxMCPJSON bounds a workspace's .mcp.json: a list of servers, not data.
+const maxMCPJSON = 1 << 20
+
+// readMCPJSON reads the workspace's .mcp.json as the file tools read a
+// file of a repository nobody vouched for: through the sandbox (no link
+// out of the workspace, no FIFO or device, the deny list) and never past
+// the bound.
+func readMCPJSON(dir string) ([]byte, error) {
+	ws, err := sandbox.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer ws.Close()
+	f, err := ws.Open(".mcp.json")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxMCPJSON+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxMCPJSON {
+		return nil, fmt.Errorf(".mcp.json is over %d bytes", maxMCPJSON)
+	}
+	return data, nil
 }

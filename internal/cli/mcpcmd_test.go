@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestMCPAddListRmAndImport(t *testing.T) {
@@ -46,5 +48,28 @@ func TestMCPAddListRmAndImport(t *testing.T) {
 	}
 	if out := mustRun(t, "mcp", "list"); !strings.Contains(out, "uvx mcp-server-git") || !strings.Contains(out, "https://mcp.example.com/mcp") {
 		t.Errorf("list after import: %q", out)
+	}
+}
+
+// TestMCPImportRefusesAHostileFile: a workspace's .mcp.json that links out
+// of the workspace (to /dev/zero, which read forever) or is a FIFO (which
+// waited for a writer) is refused at once, and nothing is added.
+func TestMCPImportRefusesAHostileFile(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	link := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(link, ".mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	fifo := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(fifo, ".mcp.json"), 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	for name, ws := range map[string]string{"link to /dev/zero": link, "fifo": fifo} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		code, _, stderr := runMain(t, ctx, "mcp", "import", "-C", ws, "--yes")
+		cancel()
+		if code != ExitUsage || !strings.Contains(stderr, ".mcp.json") {
+			t.Errorf("%s: exit %d %q, want a usage error naming .mcp.json", name, code, stderr)
+		}
 	}
 }
