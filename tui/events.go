@@ -128,6 +128,14 @@ func (m *Model) apply(e event.Event) {
 // the turn's input (a queued text leaves the queue here) and steered input
 // (the steer is read at this point, so it leaves the pending list).
 func (m *Model) itemAdded(it *llm.Item) {
+	if it != nil && it.Role == llm.RoleTool {
+		// A result's item follows its Result event, before the round
+		// ends: write_file's diff of a file it replaced comes in its Meta.
+		if r := it.Result(); r != nil {
+			m.live.card(r.CallID).withMetaDiff(r)
+		}
+		return
+	}
 	if it == nil || it.Role != llm.RoleUser {
 		return
 	}

@@ -388,6 +388,7 @@ func (m *Model) showHistory(items []llm.Item) {
 						status = string(llm.ResultOK)
 					}
 					cd.finish(status, withoutDirectives(r.Content), 0)
+					cd.withMetaDiff(r)
 				}
 				parts = append(parts, cd.render(now, s, m.width))
 				if cd.folded() {
