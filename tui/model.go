@@ -74,6 +74,9 @@ type Model struct {
 	opts Options
 	now  func() time.Time
 
+	// emptyInput is the empty input box as last drawn (inputView).
+	emptyInput emptyInputView
+
 	thread ThreadInfo
 	sub    Subscription
 	// reading is the subscription a read is in flight for.
