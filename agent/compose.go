@@ -36,16 +36,18 @@ type Tools struct {
 	// Exclusive makes the capability own the turn: only its tools,
 	// ask_user, and rag and kb_files with KBs.
 	Exclusive bool
-	// Exec allows exec and code_execution where the sandbox mode can run
-	// them (ExecGate).
-	Exec bool
+	// NoExec removes exec and code_execution. Without it they are
+	// offered by default, to every door's threads alike, wherever ExecCase
+	// allows them: inside the sandbox, under a policy that asks for each
+	// call, or in full-access mode (execGate).
+	NoExec bool
 	// Enable switches on optional tools; Disable removes tools whatever
 	// mounts them.
 	Enable, Disable []string
 	// Force mounts tools whatever their gates say (tool.Composition's
 	// Forced), except what keeps the user safe: forcing exec or
-	// code_execution is Exec (the machine's isolation or approval still
-	// decides), the sandbox mode still withholds what it withholds, and
+	// code_execution undoes NoExec (the machine's isolation or approval
+	// still decides), the sandbox mode still withholds what it withholds, and
 	// Disable still removes.
 	Force []string
 	// KBs are the knowledge bases attached; Attach the text files the
@@ -210,13 +212,21 @@ func (c *Composition) gates() map[tool.Flag]tool.Gate {
 	}
 }
 
-// execGate mounts exec and code_execution when asked for (Tools.Exec) and
-// they can run in the sandbox mode (ExecCase).
+// execGate mounts exec and code_execution by default (not under
+// Tools.NoExec) where they can run in the sandbox mode (ExecCase).
 func (c *Composition) execGate(context.Context) (bool, error) {
-	if !c.Tools.Exec {
+	return execDefault(c.Tools, c.Sandbox, c.Approval, c.detect())
+}
+
+// execDefault is the rule of every door (run, chat, serve and the
+// library alike): exec is offered unless the switches remove it, when
+// ExecCase says this machine, sandbox mode and approval policy allow it;
+// otherwise the gate fails with ExecCase's reason.
+func execDefault(t Tools, mode sandbox.Mode, p tool.Policy, rep sandbox.Report) (bool, error) {
+	if t.NoExec {
 		return false, nil
 	}
-	ok, why := ExecCase(c.Sandbox, c.Approval, c.detect())
+	ok, why := ExecCase(mode, p, rep)
 	if !ok {
 		return false, errors.New(why)
 	}
@@ -328,7 +338,7 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 }
 
 // forced returns the tools of t.Force that bypass their gates; forcing
-// exec or code_execution switches Exec on instead, so that execGate still
+// exec or code_execution undoes NoExec instead, so that execGate still
 // decides whether commands may run here.
 func (t *Tools) forced() []string {
 	var out []string
@@ -336,7 +346,7 @@ func (t *Tools) forced() []string {
 		switch name = strings.TrimSpace(name); name {
 		case "":
 		case exec.ExecName, exec.CodeName:
-			t.Exec = true
+			t.NoExec = false
 		default:
 			out = append(out, name)
 		}

@@ -36,7 +36,7 @@ func TestComposeExecAndCapability(t *testing.T) {
 		{"full-access", sandbox.ModeFullAccess, tool.PolicyNever, none, true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Compose(t.Context(), ws, Composition{Tools: Tools{Exec: true}, Sandbox: tt.mode, Approval: tt.approval, Detect: tt.detect})
+			c, err := Compose(t.Context(), ws, Composition{Tools: Tools{}, Sandbox: tt.mode, Approval: tt.approval, Detect: tt.detect})
 			if err != nil {
 				t.Fatal(err)
 			}

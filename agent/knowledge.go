@@ -88,7 +88,7 @@ func LoadKnowledge(ctx context.Context, ws *sandbox.Workspace, c KnowledgeConfig
 	k.sources = srcs
 	k.skills, k.skillsErr = skills.Load(skills.Dirs(k.workspace))
 	if k.st != nil {
-		k.notebooks, k.nbErr = k.st.Notebooks(ctx)
+		k.notebooks, k.nbErr = k.st.Notebooks(ctx, store.Visible(k.workspace))
 	}
 	return k, nil
 }
@@ -101,9 +101,9 @@ func (k *Knowledge) Tools() []tool.Tool {
 		if len(k.kbs) > 0 {
 			out = append(out, kb.Rag(k.st, k.kbs, kb.WithEmbedders(k.embedders)), kb.Files(k.st, k.kbs))
 		}
-		out = append(out, memory.Read(k.st), memory.Write(k.st))
+		out = append(out, memory.Read(k.st, k.workspace), memory.Write(k.st, k.workspace))
 		if k.nbErr == nil {
-			out = append(out, notes.List(k.st, k.notebooks), notes.Write(k.st, k.notebooks, k.st.Items))
+			out = append(out, notes.List(k.st, k.workspace, k.notebooks), notes.Write(k.st, k.workspace, k.notebooks, k.st.Items))
 		}
 		out = append(out, cron.New(k.st, cron.Options{Scheduled: k.cronScheduled}))
 	}
@@ -132,8 +132,8 @@ func (k *Knowledge) Gates() map[tool.Flag]tool.Gate {
 		return g
 	}
 	g[tool.HasKB] = kb.Gate(k.st, k.kbs)
-	g[tool.HasMemory] = memory.Gate(k.st)
-	nbGate := notes.Gate(k.st)
+	g[tool.HasMemory] = memory.Gate(k.st, k.workspace)
+	nbGate := notes.Gate(k.st, k.workspace)
 	g[tool.HasNotebooks] = func(ctx context.Context) (bool, error) {
 		if k.nbErr != nil {
 			return false, k.nbErr
@@ -160,7 +160,7 @@ func (k *Knowledge) Prompt(ctx context.Context, set *tool.Set, logw io.Writer) s
 	}
 	add("instructions", agents)
 	if _, ok := set.Get(memory.ReadName); ok {
-		ms, err := k.st.Memories(ctx)
+		ms, err := k.st.Memories(ctx, store.Visible(k.workspace))
 		if err != nil {
 			fmt.Fprintf(logw, "rein: memory: %v\n", err)
 		}

@@ -507,7 +507,7 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 	r.mu.Unlock()
 	if r.c.Store != nil {
 		// An error leaves it false, as the gate fails closed.
-		key.memory, _ = memory.Gate(r.c.Store)(ctx)
+		key.memory, _ = memory.Gate(r.c.Store, MemoryScope(dir))(ctx)
 	}
 	r.mu.Lock()
 	tt, ok := r.tools[th.ID]

@@ -195,11 +195,60 @@ CREATE TABLE undo_entries (
 );
 CREATE INDEX undo_entries_thread ON undo_entries (thread, seq);
 `,
+	// 8: memory entries and notebooks have a scope, as Claude Code keeps
+	// project and user memory: a workspace's (its directory, links
+	// resolved) or the user's (''). What was saved before is the user's,
+	// as it was seen from every workspace. The tables are rebuilt, since a
+	// column's UNIQUE cannot be dropped; ids and their counters are kept.
+	`
+CREATE TABLE memory_new (
+	id        INTEGER PRIMARY KEY AUTOINCREMENT, -- shown as m<id>; never reused
+	workspace TEXT NOT NULL DEFAULT '',   -- the workspace's directory; '' for the user's
+	text      TEXT NOT NULL,
+	norm      TEXT NOT NULL,              -- text folded for finding duplicates
+	created   INTEGER NOT NULL,
+	updated   INTEGER NOT NULL,
+	UNIQUE (workspace, norm)
+);
+INSERT INTO memory_new (id, workspace, text, norm, created, updated)
+	SELECT id, '', text, norm, created, updated FROM memory;
+DELETE FROM sqlite_sequence WHERE name = 'memory_new';
+INSERT INTO sqlite_sequence (name, seq) SELECT 'memory_new', seq FROM sqlite_sequence WHERE name = 'memory';
+DROP TABLE memory;
+ALTER TABLE memory_new RENAME TO memory;
+
+CREATE TABLE notebooks_new (
+	id        TEXT PRIMARY KEY,
+	workspace TEXT NOT NULL DEFAULT '',   -- the workspace's directory; '' for the user's
+	name      TEXT NOT NULL,
+	created   INTEGER NOT NULL,
+	UNIQUE (workspace, name)
+);
+INSERT INTO notebooks_new (id, workspace, name, created) SELECT id, '', name, created FROM notebooks;
+CREATE TABLE notes_new (
+	id       INTEGER PRIMARY KEY AUTOINCREMENT, -- shown as r<id>
+	notebook TEXT NOT NULL REFERENCES notebooks_new(id) ON DELETE CASCADE,
+	title    TEXT NOT NULL DEFAULT '',
+	content  TEXT NOT NULL,
+	thread   TEXT NOT NULL DEFAULT '',   -- where it was written; notes outlive threads
+	created  INTEGER NOT NULL,
+	updated  INTEGER NOT NULL
+);
+INSERT INTO notes_new (id, notebook, title, content, thread, created, updated)
+	SELECT id, notebook, title, content, thread, created, updated FROM notes;
+DELETE FROM sqlite_sequence WHERE name = 'notes_new';
+INSERT INTO sqlite_sequence (name, seq) SELECT 'notes_new', seq FROM sqlite_sequence WHERE name = 'notes';
+DROP TABLE notes;
+DROP TABLE notebooks;
+ALTER TABLE notebooks_new RENAME TO notebooks;
+ALTER TABLE notes_new RENAME TO notes;
+CREATE INDEX notes_notebook ON notes (notebook, id);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.

@@ -133,6 +133,30 @@ func resultDiff(name, args, content string) string {
 	return ""
 }
 
+// metaDiff is the diff a result's Meta carries: write_file's over a file
+// it replaced (tools/fs.WriteMeta), bounded and redacted by the tool and
+// the dispatcher. A Meta without one, or not JSON, gives "".
+func metaDiff(meta []byte) string {
+	if len(meta) == 0 {
+		return ""
+	}
+	var m struct {
+		Diff string `json:"diff"`
+	}
+	if json.Unmarshal(meta, &m) != nil || !strings.HasPrefix(m.Diff, "--- ") {
+		return ""
+	}
+	return m.Diff
+}
+
+// withMetaDiff gives the finished card of result r the diff its Meta
+// carries when the card has none of its own.
+func (c *card) withMetaDiff(r *llm.Result) {
+	if c != nil && r != nil && c.diff == "" && c.state == cardDone && isEdit(c.name) {
+		c.diff = metaDiff(r.Meta)
+	}
+}
+
 // colorDiff colours a unified diff: added lines green, removed red, hunk
 // heads cyan, file heads bold.
 func colorDiff(d string, s styles) string {
@@ -220,9 +244,9 @@ func isControl(r rune) bool {
 }
 
 // Changes is what a thread's calls changed in the workspace, from its
-// history: each edit_file's diff and each file write_file created, in the
-// order they ran; a file write_file replaced is named (the history keeps
-// its new content, not the old). Failed calls changed nothing.
+// history: each edit_file's diff and each file write_file created or
+// replaced, in the order they ran (a file replaced before write_file gave
+// its diff, or too large for one, is named). Failed calls changed nothing.
 func Changes(items []llm.Item) string {
 	calls := make(map[string]*llm.Call)
 	var b strings.Builder
@@ -239,7 +263,11 @@ func Changes(items []llm.Item) string {
 			if c == nil {
 				continue
 			}
-			if d := resultDiff(r.Name, string(c.Args), r.Content); d != "" {
+			d := resultDiff(r.Name, string(c.Args), r.Content)
+			if d == "" {
+				d = metaDiff(r.Meta)
+			}
+			if d != "" {
 				b.WriteString(strings.TrimRight(d, "\n") + "\n")
 			} else if strings.HasPrefix(r.Content, "replaced ") {
 				first, _, _ := strings.Cut(r.Content, "\n")

@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/sandbox"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tools/fs"
 )
 
 // workspace opens a temporary workspace holding files.
@@ -409,5 +410,41 @@ func TestAnApprovedRewriteShowsItsDiffInTheCard(t *testing.T) {
 		if !strings.Contains(tr, want) {
 			t.Fatalf("the card lacks %q:\n%s", want, tr)
 		}
+	}
+}
+
+// A write_file over an existing file that needed no approval (so the chat
+// never read the file before) shows the diff the tool gave in its result's
+// Meta, coloured, after the call; a resumed thread replays it, and /diff
+// lists it. Before, such a card had no diff.
+func TestAnUnapprovedRewriteShowsTheToolsDiffInTheCard(t *testing.T) {
+	ws := workspace(t, map[string]string{"conf.txt": "port = 80\nhost = a\n"})
+	a := args(t, map[string]any{"path": "conf.txt", "content": "port = 8080\nhost = a\n"})
+	out, err := fs.WriteFile(ws).Run(context.Background(), tool.Call{ID: "w1", Args: json.RawMessage(a)})
+	if err != nil || out.Meta == nil {
+		t.Fatalf("write_file = %+v, %v; want a Meta", out, err)
+	}
+	res := llm.Result{CallID: "w1", Name: "write_file", Content: out.Text, Status: llm.ResultOK, Meta: out.Meta}
+	c := newChat(t)
+	c.running("turn_1")
+	c.send(event.Event{Type: event.ToolStarted, TurnID: "turn_1", CallID: "w1", Name: "write_file", Args: a},
+		event.Event{Type: event.Result, TurnID: "turn_1", CallID: "w1", Name: "write_file", Status: "ok", Content: out.Text, Duration: 2},
+		event.Event{Type: event.ItemAdded, TurnID: "turn_1", Item: &llm.Item{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.PartResult, Result: &res}}}},
+		event.Event{Type: event.RoundCompleted, TurnID: "turn_1", Round: 1, Role: event.RoleNarration})
+	tr := c.transcript()
+	for _, want := range []string{"✓ write_file conf.txt", "    -port = 80", "    +port = 8080"} {
+		if !strings.Contains(tr, want) {
+			t.Fatalf("the card lacks %q:\n%s", want, tr)
+		}
+	}
+	if raw := strings.Join(c.m.transcript, "\n"); !strings.Contains(raw, c.m.styles().add.Render("+port = 8080")) {
+		t.Errorf("the card's diff is not coloured")
+	}
+	items := []llm.Item{
+		{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartCall, Call: &llm.Call{ID: "w1", Name: "write_file", Args: a}}}},
+		{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.PartResult, Result: &res}}},
+	}
+	if d := Changes(items); !strings.Contains(d, "-port = 80\n+port = 8080") {
+		t.Errorf("Changes (/diff) = %q, want the diff", d)
 	}
 }

@@ -41,7 +41,8 @@ rounds:
 // interrupts it without starting what was queued, an approval box shows
 // the edit as a coloured diff, Enter steers a running turn, Ctrl-C
 // interrupts and a second Ctrl-C quits with the command that resumes the
-// thread, and that command replays the thread.
+// thread, that command replays the thread, and /undo there restores the
+// file the edit turn wrote.
 func TestChatInTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and drives the rein command")
@@ -167,6 +168,14 @@ func TestChatInTmux(t *testing.T) {
 	again.waitFor("the resumed edit's diff", "+the sky is green")
 	again.keys("/threads", "Escape", " ", "Enter")
 	again.waitFor("the thread in the list", "* "+m[1]+"  5 turns")
+
+	// /undo reverts the last turn that changed files (the approved edit):
+	// notes.txt is as it was before it.
+	again.keys("/undo", "Escape", " ", "Enter")
+	again.waitFor("the undo's report", "1 file(s) restored, 0 removed")
+	if data, _ := os.ReadFile(notes); string(data) != "first line\nthe sky is blue\nlast line\n" {
+		t.Fatalf("/undo did not restore notes.txt: %q", data)
+	}
 	again.keys("C-d")
 	again.waitFor("the second chat to exit cleanly", "CHAT-EXIT=0")
 }

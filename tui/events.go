@@ -16,6 +16,40 @@ type liveRound struct {
 	text     strings.Builder
 	thinking strings.Builder
 	cards    []*card
+	// view is the text as last drawn (textView).
+	view liveText
+}
+
+// liveText is the live text's drawing and what it was drawn from: the
+// text's length (it only grows until the round is reset), the width and
+// the rows it had.
+type liveText struct {
+	ok             bool
+	n, width, rows int
+	text           string
+}
+
+// textView draws the live text t (the round's text, trimmed) in at most
+// rows lines of width columns: its end only, since wrapping all of a long
+// answer at every frame would make each key press wait on it. The drawing
+// is kept until the text grows or the screen changes, so a key press, a
+// tick or a card's change redraws the screen without wrapping the answer
+// again, and chunks that arrive between two frames are wrapped once.
+func (r *liveRound) textView(t string, width, rows int, s styles) string {
+	n := r.text.Len()
+	if v := r.view; v.ok && v.n == n && v.width == width && v.rows == rows {
+		return v.text
+	}
+	// Twice the characters the rows hold: enough lines whatever the
+	// word breaks, and a quarter of the bytes an ASCII answer had wrapped
+	// when this counted four bytes a character.
+	lines := strings.Split(wrap(tail(t, lastRunes(t, 2*(rows+1)*width)), width), "\n")
+	if len(lines) > rows {
+		lines = append([]string{s.dim.Render("…")}, lines[len(lines)-rows+1:]...)
+	}
+	out := strings.Join(lines, "\n")
+	r.view = liveText{ok: true, n: n, width: width, rows: rows, text: out}
+	return out
 }
 
 func (r *liveRound) card(id string) *card {
@@ -35,6 +69,7 @@ func (r *liveRound) reset() {
 	r.text.Reset()
 	r.thinking.Reset()
 	r.cards = nil
+	r.view = liveText{}
 }
 
 // apply updates the model with one event of the thread.
@@ -128,6 +163,14 @@ func (m *Model) apply(e event.Event) {
 // the turn's input (a queued text leaves the queue here) and steered input
 // (the steer is read at this point, so it leaves the pending list).
 func (m *Model) itemAdded(it *llm.Item) {
+	if it != nil && it.Role == llm.RoleTool {
+		// A result's item follows its Result event, before the round
+		// ends: write_file's diff of a file it replaced comes in its Meta.
+		if r := it.Result(); r != nil {
+			m.live.card(r.CallID).withMetaDiff(r)
+		}
+		return
+	}
 	if it == nil || it.Role != llm.RoleUser {
 		return
 	}

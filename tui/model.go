@@ -74,6 +74,9 @@ type Model struct {
 	opts Options
 	now  func() time.Time
 
+	// emptyInput is the empty input box as last drawn (inputView).
+	emptyInput emptyInputView
+
 	thread ThreadInfo
 	sub    Subscription
 	// reading is the subscription a read is in flight for.
@@ -388,6 +391,7 @@ func (m *Model) showHistory(items []llm.Item) {
 						status = string(llm.ResultOK)
 					}
 					cd.finish(status, withoutDirectives(r.Content), 0)
+					cd.withMetaDiff(r)
 				}
 				parts = append(parts, cd.render(now, s, m.width))
 				if cd.folded() {

@@ -176,16 +176,16 @@ func TestServeAppliesTheSandboxConfig(t *testing.T) {
 			if out, err := read(".env.example"); err != nil || !strings.Contains(out.Text, "EXAMPLE=1") {
 				t.Errorf("read_file .env.example: %q, %v; want it read (allow)", out.Text, err)
 			}
+			// Offered to serve's threads too (approval on-request), as
+			// to chat's: the runtime's rule.
 			ex, ok := o.Tools.Get("exec")
-			if ok != (tt.compose != nil) {
-				t.Fatalf("exec mounted %v", ok)
+			if !ok {
+				t.Fatal("exec not mounted")
 			}
-			if ok {
-				d := ex.Spec().Description
-				for _, w := range []string{"512 MiB of memory", "77 open files", "secrets/**"} {
-					if !strings.Contains(d, w) {
-						t.Errorf("exec's description lacks %q: the runner or the workspace is not the config's:\n%s", w, d)
-					}
+			d := ex.Spec().Description
+			for _, w := range []string{"512 MiB of memory", "77 open files", "secrets/**"} {
+				if !strings.Contains(d, w) {
+					t.Errorf("exec's description lacks %q: the runner or the workspace is not the config's:\n%s", w, d)
 				}
 			}
 		})

@@ -15,8 +15,9 @@ import (
 
 // TestForceToolReachesEveryDoor: --force-tool mounts a tool the
 // capability leaves out in run's composition (rein tools shows it
-// "forced"), and a thread started with forceTools gets it in serve (exec,
-// which the approval policy lets run here).
+// "forced"), and a thread started with forceTools gets it in serve
+// (list_notebook, whose gate is off without a notebook; exec is offered to
+// serve threads by default now, so forcing it shows nothing).
 func TestForceToolReachesEveryDoor(t *testing.T) {
 	clearKeys(t)
 	dir := t.TempDir()
@@ -43,7 +44,7 @@ func TestForceToolReachesEveryDoor(t *testing.T) {
 		want   bool
 	}{
 		{"thread_plain", nil, false},
-		{"thread_forced", []string{"exec"}, true},
+		{"thread_forced", []string{"list_notebook"}, true},
 	} {
 		o, release, err := b.setup(t.Context(), session.Thread{ID: tc.id, Settings: session.ThreadConfig{ForceTools: tc.forced}})
 		if err != nil {
@@ -52,8 +53,8 @@ func TestForceToolReachesEveryDoor(t *testing.T) {
 		if release != nil {
 			release()
 		}
-		if _, ok := o.Tools.Get("exec"); ok != tc.want {
-			t.Errorf("%s: exec mounted %v, want %v", tc.id, ok, tc.want)
+		if _, ok := o.Tools.Get("list_notebook"); ok != tc.want {
+			t.Errorf("%s: list_notebook mounted %v, want %v", tc.id, ok, tc.want)
 		}
 	}
 }

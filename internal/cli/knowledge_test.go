@@ -138,13 +138,15 @@ func TestMemoryAndNotesCommandsTurnTheirFlagsOn(t *testing.T) {
 	if in, _, _ := r.decision("cron"); !in {
 		t.Fatal("cron is not always on")
 	}
-	if out := mustRun(t, "memory", "add", "Prefers", "tabs."); out != "saved as m1\n" {
+	// The user's scope, which a turn in any workspace (toolsJSON's own
+	// temporary one) sees.
+	if out := mustRun(t, "memory", "add", "--scope", "user", "Prefers", "tabs."); out != "saved as m1 (user)\n" {
 		t.Fatalf("memory add: %q", out)
 	}
-	if out := mustRun(t, "memory", "add", "prefers tabs"); out != "already saved as m1\n" {
+	if out := mustRun(t, "memory", "add", "prefers tabs"); out != "already saved as m1 (user)\n" {
 		t.Fatalf("memory add again: %q", out)
 	}
-	if out := mustRun(t, "notes", "new", "research"); !strings.Contains(out, "= research") {
+	if out := mustRun(t, "notes", "new", "--scope", "user", "research"); !strings.Contains(out, "= research (user)") {
 		t.Fatalf("notes new: %q", out)
 	}
 	r = toolsJSON(t)
@@ -153,10 +155,10 @@ func TestMemoryAndNotesCommandsTurnTheirFlagsOn(t *testing.T) {
 			t.Errorf("%s out: %s", name, reason)
 		}
 	}
-	if out := mustRun(t, "memory", "list"); out != "[m1] Prefers tabs.\n" {
+	if out := mustRun(t, "memory", "list"); out != "[m1] (user) Prefers tabs.\n" {
 		t.Fatalf("memory list: %q", out)
 	}
-	if out := mustRun(t, "notes", "list"); !strings.Contains(out, "research  0") {
+	if out := mustRun(t, "notes", "list"); !strings.Contains(out, "research  user   0") {
 		t.Fatalf("notes list:\n%s", out)
 	}
 	if out := mustRun(t, "notes", "show", "research"); out != "no records yet\n" {
@@ -168,6 +170,52 @@ func TestMemoryAndNotesCommandsTurnTheirFlagsOn(t *testing.T) {
 	mustRun(t, "memory", "rm", "m1")
 	if code, _, _ := runMain(t, context.Background(), "memory", "rm", "m1"); code != ExitFailed {
 		t.Fatalf("second rm: exit %d", code)
+	}
+}
+
+func TestMemoryAndNotesListBothScopesMarked(t *testing.T) {
+	knowledgeDB(t)
+	a, b := t.TempDir(), t.TempDir()
+	mustRun(t, "memory", "add", "-C", a, "Builds with make.")
+	mustRun(t, "memory", "add", "--scope", "user", "Prefers tabs.")
+	mustRun(t, "memory", "add", "-C", b, "Builds with bazel.")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-C", a}, "[m1] (workspace) Builds with make.\n[m2] (user) Prefers tabs.\n"},
+		{[]string{"-C", b}, "[m2] (user) Prefers tabs.\n[m3] (workspace) Builds with bazel.\n"},
+		{[]string{"-C", a, "--scope", "user"}, "[m2] (user) Prefers tabs.\n"},
+		{[]string{"-C", a, "--scope", "workspace"}, "[m1] (workspace) Builds with make.\n"},
+	}
+	for _, tc := range tests {
+		if out := mustRun(t, append([]string{"memory", "list"}, tc.args...)...); out != tc.want {
+			t.Errorf("memory list %v = %q, want %q", tc.args, out, tc.want)
+		}
+	}
+	// Another workspace's entry is not removed from here, nor a user's
+	// entry under --scope workspace.
+	if code, _, _ := runMain(t, context.Background(), "memory", "rm", "-C", b, "m1"); code != ExitFailed {
+		t.Fatalf("rm of another workspace's entry: exit %d", code)
+	}
+	if code, _, _ := runMain(t, context.Background(), "memory", "rm", "-C", a, "--scope", "workspace", "m2"); code != ExitFailed {
+		t.Fatalf("rm of the user's entry under --scope workspace: exit %d", code)
+	}
+	if code, _, _ := runMain(t, context.Background(), "memory", "list", "--scope", "project"); code != ExitUsage {
+		t.Fatalf("--scope project: exit %d", code)
+	}
+	mustRun(t, "memory", "rm", "-C", a, "m1")
+
+	// A notebook name is per scope; each workspace sees its own and the user's.
+	mustRun(t, "notes", "new", "-C", a, "todo")
+	mustRun(t, "notes", "new", "-C", b, "todo")
+	mustRun(t, "notes", "new", "--scope", "user", "reading")
+	if code, _, _ := runMain(t, context.Background(), "notes", "new", "-C", a, "todo"); code != ExitUsage {
+		t.Fatalf("a second todo in a: exit %d", code)
+	}
+	out := mustRun(t, "notes", "list", "-C", a)
+	if strings.Count(out, "todo") != 1 || !strings.Contains(out, "todo     workspace") || !strings.Contains(out, "reading  user") {
+		t.Fatalf("notes list -C a:\n%s", out)
 	}
 }
 
@@ -229,14 +277,16 @@ func TestTheSystemPromptCarriesTheKnowledgeBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	st.AddMemory(context.Background(), "Prefers tabs.")
-	nb, _ := st.CreateNotebook(context.Background(), "research")
+	st.AddMemory(context.Background(), store.UserScope, "Prefers tabs.")
+	nb, _ := st.CreateNotebook(context.Background(), store.UserScope, "research")
 
 	ws, err := sandbox.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
+	st.AddMemory(context.Background(), ws.Dir(), "Builds with make.")
+	st.AddMemory(context.Background(), t.TempDir(), "Another workspace's.")
 	f := &toolFlags{capability: "none", attach: []string{src}, st: st}
 	set, _, _, err := composeTools(context.Background(), ws, f, io.Discard)
 	if err != nil {
@@ -245,17 +295,21 @@ func TestTheSystemPromptCarriesTheKnowledgeBlocks(t *testing.T) {
 	p := f.loaded.Prompt(context.Background(), set, io.Discard)
 	for _, want := range []string{
 		"## instructions\nInstructions from AGENTS.md in the workspace:\n\nAlways run the tests.",
-		"## memory\n", "- [m1] Prefers tabs.",
+		"## memory\n", "- [m1] (user) Prefers tabs.", "- [m2] (workspace) Builds with make.",
 		"## skills\n", "- release: Cut a release",
 		"## sources\n", "- s1 = " + filepath.ToSlash(src) + " (1 lines)",
-		"## notebooks\n", "- " + nb.ID + " = research (0 records)",
+		"## notebooks\n", "- " + nb.ID + " = research (user, 0 records)",
 	} {
 		if !strings.Contains(p, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, p)
 		}
 	}
+	if strings.Contains(p, "Another workspace") {
+		t.Errorf("prompt shows another workspace's memory:\n%s", p)
+	}
 	// Without the tools, their blocks go too.
-	st.DeleteMemory(context.Background(), "m1")
+	st.DeleteMemory(context.Background(), store.Visible(store.UserScope), "m1")
+	st.DeleteMemory(context.Background(), store.Visible(ws.Dir()), "m2")
 	f = &toolFlags{capability: "none", st: st}
 	set, _, _, _ = composeTools(context.Background(), ws, f, io.Discard)
 	p = f.loaded.Prompt(context.Background(), set, io.Discard)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -13,13 +14,22 @@ import (
 
 func newMemoryCmd() *cobra.Command {
 	var db string
+	var sf scopeFlags
 	cmd := &cobra.Command{
 		Use:   "memory list|add|rm",
-		Short: "The memory the agent keeps across threads (read_memory, write_memory)",
+		Short: "The memory the agent keeps across threads (read_memory, write_memory): the workspace's and the user's",
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", "", dbFlagUsage)
+	sf.register(cmd)
 
-	list := listCmd("List the memory's entries with their ids", "entries", "the memory is empty", &db, (*store.Store).Memories,
+	list := listCmd("List the memory's entries with their ids, each marked workspace or user", "entries", "the memory is empty", &db,
+		func(st *store.Store, ctx context.Context) ([]store.Memory, error) {
+			scopes, err := sf.scopes()
+			if err != nil {
+				return nil, err
+			}
+			return st.Memories(ctx, scopes)
+		},
 		func(out io.Writer, ms []store.Memory) error {
 			_, err := fmt.Fprintln(out, memory.Format(ms))
 			return err
@@ -27,33 +37,43 @@ func newMemoryCmd() *cobra.Command {
 
 	add := &cobra.Command{
 		Use:   "add TEXT...",
-		Short: "Save an entry, as write_memory does",
+		Short: "Save an entry, as write_memory does (to the workspace's memory unless --scope user)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			scope, err := sf.target()
+			if err != nil {
+				return err
+			}
 			st, err := openStore(cmd.Context(), db)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			m, dup, err := st.AddMemory(cmd.Context(), strings.Join(args, " "))
+			m, dup, err := st.AddMemory(cmd.Context(), scope, strings.Join(args, " "))
 			if err != nil {
 				return usageError(err)
 			}
 			if dup {
-				fmt.Fprintf(cmd.OutOrStdout(), "already saved as %s\n", m.ID)
+				fmt.Fprintf(cmd.OutOrStdout(), "already saved as %s (%s)\n", m.ID, store.ScopeName(m.Workspace))
 				return nil
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "saved as %s\n", m.ID)
+			fmt.Fprintf(cmd.OutOrStdout(), "saved as %s (%s)\n", m.ID, store.ScopeName(m.Workspace))
 			return nil
 		},
 	}
 
 	rm := &cobra.Command{
 		Use:   "rm ID...",
-		Short: "Remove entries by id (m1, m2, …)",
+		Short: "Remove entries by id (m1, m2, …) of this workspace's memory or the user's",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return removeEach(cmd, db, args, (*store.Store).DeleteMemory)
+			scopes, err := sf.scopes()
+			if err != nil {
+				return err
+			}
+			return removeEach(cmd, db, args, func(st *store.Store, ctx context.Context, id string) error {
+				return st.DeleteMemory(ctx, scopes, id)
+			})
 		},
 	}
 	cmd.AddCommand(list, add, rm)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/tool"
 )
@@ -38,6 +39,8 @@ type human struct {
 	statusShown, waiting bool
 	// stopStatus ends the status line's ticker; nil when none runs.
 	stopStatus chan struct{}
+	// diffed holds the calls whose file diff was printed.
+	diffed map[string]bool
 }
 
 func newHuman(w io.Writer, color bool) *human {
@@ -134,6 +137,20 @@ func (h *human) Handle(e event.Event) {
 				mark = "✗"
 			}
 			h.writeLine(fmt.Sprintf("  %s %-10s %s  %s", h.bold(mark), e.Name, h.dim(fmt.Sprintf("%4.0f ms", e.Duration)), summarizeResult(e.Content, 70)))
+		}
+	case event.ItemAdded:
+		// A file edit's result: its diff under the call.
+		if it := e.Item; it != nil && it.Role == llm.RoleTool {
+			if r := it.Result(); r != nil && !h.diffed[r.CallID] {
+				if d := editDiff(r); d != "" {
+					if h.diffed == nil {
+						h.diffed = make(map[string]bool)
+					}
+					// Once: a result shortened later is announced again.
+					h.diffed[r.CallID] = true
+					h.diff(d)
+				}
+			}
 		}
 	case event.Retry:
 		h.writeLine(h.dim(fmt.Sprintf("  ↻ reconnecting %d/%d: %s", e.Attempt, e.Max, e.Content)))

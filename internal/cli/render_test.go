@@ -2,8 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +113,36 @@ func TestStatusLineShowsElapsedBetweenOutputsOnly(t *testing.T) {
 	if got := b.String(); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
+}
+
+// rein run prints a file edit's diff under its call: edit_file's from its
+// result, write_file's over a file it replaced from the result's Meta (the
+// model's text has none), cut after runDiffLines lines, control characters
+// made visible, once per call.
+func TestRenderFileEditsShowTheirDiff(t *testing.T) {
+	wa := `{"path":"conf.txt","content":"port = 8080\nhost = a\n"}`
+	meta, _ := json.Marshal(map[string]string{"diff": "--- a/conf.txt\n+++ b/conf.txt\n@@ -1,2 +1,2 @@\n-port = 80\n+port = 8080\n host = a\x1b[2J\n"})
+	wr := llm.Result{CallID: "c1", Name: "write_file", Status: llm.ResultOK, Content: "replaced conf.txt (was 20 bytes; now 2 lines, 22 bytes)", Meta: meta}
+	var long strings.Builder
+	long.WriteString("edited big.txt: replaced 1 occurrence at line 1\n--- a/big.txt\n+++ b/big.txt\n@@ -1,30 +1,30 @@\n")
+	for i := range 30 {
+		fmt.Fprintf(&long, "-old %d\n+new %d\n", i, i)
+	}
+	ed := llm.Result{CallID: "c2", Name: "edit_file", Status: llm.ResultOK, Content: long.String()}
+	item := func(r *llm.Result) *llm.Item {
+		return &llm.Item{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.PartResult, Result: r}}}
+	}
+	evs := []event.Event{
+		at(0, event.Event{Type: event.RoundStarted, Round: 1}),
+		at(10, event.Event{Type: event.ToolStarted, CallID: "c1", Name: "write_file", Args: wa}),
+		at(20, event.Event{Type: event.Result, CallID: "c1", Name: "write_file", Status: "ok", Content: wr.Content}),
+		at(30, event.Event{Type: event.ToolStarted, CallID: "c2", Name: "edit_file", Args: `{"path":"big.txt","old_string":"old","new_string":"new"}`}),
+		at(40, event.Event{Type: event.Result, CallID: "c2", Name: "edit_file", Status: "ok", Content: ed.Content}),
+		at(50, event.Event{Type: event.ItemAdded, Item: item(&wr)}),
+		at(50, event.Event{Type: event.ItemAdded, Item: item(&ed)}),
+		at(60, event.Event{Type: event.ItemAdded, Item: item(&wr)}),
+		at(70, event.Event{Type: event.RoundCompleted, Round: 1}),
+	}
+	renderGolden(t, "render_diff.txt", false, evs, nil)
+	renderGolden(t, "render_diff_color.txt", true, evs, nil)
 }

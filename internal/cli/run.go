@@ -182,7 +182,7 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 		MaxRounds: f.maxRounds, Instructions: f.system, EnableTools: f.tools.enabled, DisableTools: f.tools.suppressed, ForceTools: f.tools.forced}
 	rt := agent.NewRuntime(agent.RuntimeConfig{
 		Store: st, File: s.cfg, Force: turn, MCP: m, Export: x, Log: logw,
-		Tools: agent.Tools{Capability: f.tools.capability, Exclusive: f.tools.exclusive, Exec: f.tools.exec,
+		Tools: agent.Tools{Capability: f.tools.capability, Exclusive: f.tools.exclusive, NoExec: !f.tools.exec,
 			Enable: f.tools.enabled, Disable: f.tools.suppressed, Force: f.tools.forced, KBs: f.tools.kbs, Attach: f.tools.attach},
 		Base:     loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget, Output: s.output},
 		Provider: f.providerConfig(s.cfg, logw),

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tools/memory"
 )
 
@@ -146,7 +147,7 @@ func TestServeReadsMemoryAgainForEachTurn(t *testing.T) {
 	if _, ok := o.Tools.Get(memory.ReadName); ok || strings.Contains(o.System, "prefers tabs") {
 		t.Fatalf("before any memory: read_memory mounted %v, prompt %q", ok, o.System)
 	}
-	if _, _, err := st.AddMemory(t.Context(), "The user prefers tabs."); err != nil {
+	if _, _, err := st.AddMemory(t.Context(), store.UserScope, "The user prefers tabs."); err != nil {
 		t.Fatal(err)
 	}
 	o, _, err = b.setup(t.Context(), th)
@@ -159,7 +160,7 @@ func TestServeReadsMemoryAgainForEachTurn(t *testing.T) {
 	if !strings.Contains(o.System, "prefers tabs") {
 		t.Errorf("the next turn's prompt lacks the memory: %q", o.System)
 	}
-	if _, _, err := st.AddMemory(t.Context(), "The user lives in Florence."); err != nil {
+	if _, _, err := st.AddMemory(t.Context(), store.UserScope, "The user lives in Florence."); err != nil {
 		t.Fatal(err)
 	}
 	o, _, err = b.setup(t.Context(), th)

@@ -106,7 +106,7 @@ func composeTools(ctx context.Context, ws *sandbox.Workspace, f *toolFlags, logw
 		return nil, nil, nil, err
 	}
 	c, err := agent.Compose(ctx, ws, agent.Composition{
-		Tools: agent.Tools{Capability: f.capability, Exclusive: f.exclusive, Exec: f.exec, Enable: f.enabled,
+		Tools: agent.Tools{Capability: f.capability, Exclusive: f.exclusive, NoExec: !f.exec, Enable: f.enabled,
 			Disable: f.suppressed, Force: f.forced, KBs: f.kbs, Attach: f.attach},
 		Sandbox: mode, Approval: tool.Policy(f.approval), SandboxOptions: f.sandboxOpts,
 		Store: f.st, MCP: f.mcp, WebSearch: f.webSearch, OwnSearch: f.ownSearch, Detect: detectSandbox, Log: logw,

@@ -55,3 +55,58 @@ func TestUndoRevertsARunAndNeverOverwritesTheUsersChange(t *testing.T) {
 		t.Errorf("second undo: exit %d %q; want nothing to undo", code, stderr)
 	}
 }
+
+// A turn that wrote files, paused for the user (ask_user), and was
+// answered by another process, where it wrote more, is one turn to undo:
+// the writes from before the pause and from after the answer are all
+// reverted.
+func TestUndoRevertsBothSidesOfAPausedThenAnsweredTurn(t *testing.T) {
+	clearKeys(t)
+	ctx := context.Background()
+	ws := t.TempDir()
+	db := filepath.Join(t.TempDir(), "rein.db")
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "config.txt"), []byte("port = 80\n"), 0o644)
+	ask := writeScript(t, `rounds:
+  - calls:
+      - {name: edit_file, args: {path: main.go, old_string: "package main", new_string: "package before"}}
+      - {name: write_file, args: {path: BEFORE.md, content: "before the pause\n"}}
+  - calls:
+      - {id: ask1, name: ask_user, args: {questions: [{prompt: "Which port?"}]}}
+`)
+	answer := writeScript(t, `rounds:
+  - calls:
+      - {name: write_file, args: {path: config.txt, content: "port = 8080\n"}}
+      - {name: write_file, args: {path: AFTER.md, content: "after the answer\n"}}
+    expect:
+      - result: {call: ask1, contains: "8080"}
+  - text: done
+`)
+	code, stdout, stderr := runMain(t, ctx, "run", "--json", "--db", db, "-C", ws, "-m", "scripted:"+ask, "set things up")
+	if code != ExitPaused {
+		t.Fatalf("run: exit %d, want paused\n%s\n%s", code, stdout, stderr)
+	}
+	thread := outcomeOf(t, stdout)["thread_id"].(string)
+	code, stdout, stderr = runMain(t, ctx, "answer", "--json", "--db", db, "--model", "scripted:"+answer, thread, "8080")
+	if code != ExitCompleted {
+		t.Fatalf("answer: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "config.txt")); string(b) != "port = 8080\n" {
+		t.Fatalf("config.txt = %q after the answer", b)
+	}
+
+	code, out, stderr := runMain(t, ctx, "undo", "--db", db, thread)
+	if code != 0 || !strings.Contains(out, "2 file(s) restored, 2 removed") {
+		t.Fatalf("undo: exit %d %q %q; want both sides of the pause reverted", code, out, stderr)
+	}
+	for name, want := range map[string]string{"main.go": "package main\n", "config.txt": "port = 80\n"} {
+		if b, _ := os.ReadFile(filepath.Join(ws, name)); string(b) != want {
+			t.Errorf("%s = %q after undo, want %q", name, b, want)
+		}
+	}
+	for _, name := range []string{"BEFORE.md", "AFTER.md"} {
+		if _, err := os.Stat(filepath.Join(ws, name)); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after undo: %v", name, err)
+		}
+	}
+}

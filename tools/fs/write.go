@@ -51,6 +51,12 @@ func writeFile(ctx context.Context, ws *sandbox.Workspace, in writeInput) (tool.
 	if err := ctx.Err(); err != nil {
 		return tool.Output{}, err
 	}
+	var before []byte
+	if old != nil && old.Size() <= maxMetaDiffInput && len(in.Content) <= maxMetaDiffInput {
+		// For the UI's diff only: a file that cannot be read is written
+		// all the same, without one.
+		before, _ = ws.ReadFile(rel)
+	}
 	if err := ws.WriteFile(rel, []byte(in.Content), 0o644); err != nil {
 		return tool.Output{}, explain(rel, err)
 	}
@@ -58,7 +64,9 @@ func writeFile(ctx context.Context, ws *sandbox.Workspace, in writeInput) (tool.
 	if old == nil {
 		return tool.Textf("created %s (%d lines, %d bytes)", rel, lines, len(in.Content)), nil
 	}
-	return tool.Textf("replaced %s (was %d bytes; now %d lines, %d bytes)", rel, old.Size(), lines, len(in.Content)), nil
+	out := tool.Textf("replaced %s (was %d bytes; now %d lines, %d bytes)", rel, old.Size(), lines, len(in.Content))
+	out.Meta = replacedMeta(rel, before, in.Content)
+	return out, nil
 }
 
 // countLines counts lines as an editor shows them: a last line without a

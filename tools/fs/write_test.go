@@ -1,11 +1,15 @@
 package fs_test
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/fs"
 )
 
@@ -105,6 +109,57 @@ func TestWriteFile(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join(dir, tt.file))
 			if err != nil || string(b) != tt.content {
 				t.Errorf("%s = %q, %v; want %q", tt.file, b, err, tt.content)
+			}
+		})
+	}
+}
+
+// write_file over an existing file gives the UIs the diff of the change in
+// its Meta (the model's text stays the one-line summary); a new file, a
+// binary one and an unchanged one give none, and a long diff is cut.
+func TestWriteFileReplacingGivesTheDiffInMeta(t *testing.T) {
+	big := strings.Repeat("line\n", 30000)
+	tests := []struct {
+		name     string
+		old      string // "" : no file
+		content  string
+		want     string // in the diff; "" for no Meta
+		wantText string
+	}{
+		{"replaced", "a\nb\nc\n", "a\nB\nc\n", "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", "replaced f.txt (was 6 bytes; now 3 lines, 6 bytes)"},
+		{"created", "", "x\n", "", "created f.txt"},
+		{"unchanged", "same\n", "same\n", "", "replaced f.txt"},
+		{"binary", "\x00\x01", "text\n", "", "replaced f.txt"},
+		{"cut", strings.Repeat("old\n", 10000), strings.Repeat("new\n", 10000), "… (diff cut: ", "replaced f.txt"},
+		{"too large to diff", big + "x\n", big, "", "replaced f.txt"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{}
+			if tc.old != "" {
+				files["f.txt"] = tc.old
+			}
+			ws, _ := newWorkspace(t, files)
+			raw, _ := json.Marshal(args{"path": "f.txt", "content": tc.content})
+			out, err := fs.WriteFile(ws).Run(context.Background(), tool.Call{Args: raw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(out.Text, tc.wantText) || strings.Contains(out.Text, "---") {
+				t.Errorf("text = %q, want it to start %q and hold no diff", out.Text, tc.wantText)
+			}
+			if tc.want == "" {
+				if out.Meta != nil {
+					t.Errorf("meta = %s, want none", out.Meta)
+				}
+				return
+			}
+			var m fs.WriteMeta
+			if err := json.Unmarshal(out.Meta, &m); err != nil {
+				t.Fatalf("meta %s: %v", out.Meta, err)
+			}
+			if !strings.Contains(m.Diff, tc.want) || len(m.Diff) > 33<<10 {
+				t.Errorf("diff (%d bytes) lacks %q:\n%.300s", len(m.Diff), tc.want, m.Diff)
 			}
 		})
 	}

@@ -2,6 +2,11 @@
 // read_memory lists what was saved, write_memory adds an entry or edits one
 // by id, and duplicates are reported as already saved rather than stored
 // twice. read_memory is mounted only when the memory is non-empty (Gate).
+//
+// The memory has two scopes, as Claude Code keeps project and user memory:
+// the workspace's (the default) and the user's, seen from every workspace.
+// The tools read both, each entry marked, and write to the workspace's
+// unless told scope "user".
 package memory
 
 import (
@@ -17,10 +22,10 @@ import (
 
 // Store is the memory the tools use; *store.Store is one.
 type Store interface {
-	Memories(ctx context.Context) ([]store.Memory, error)
-	MemoryCount(ctx context.Context) (int, error)
-	AddMemory(ctx context.Context, text string) (store.Memory, bool, error)
-	EditMemory(ctx context.Context, id, text string) (store.Memory, error)
+	Memories(ctx context.Context, scopes []string) ([]store.Memory, error)
+	MemoryCount(ctx context.Context, scopes []string) (int, error)
+	AddMemory(ctx context.Context, scope, text string) (store.Memory, bool, error)
+	EditMemory(ctx context.Context, scopes []string, id, text string) (store.Memory, error)
 }
 
 // Tool names.
@@ -39,17 +44,19 @@ const MaxText = 1000
 
 type readInput struct{}
 
-// Read returns the read_memory tool.
-func Read(st Store) tool.Tool {
+// Read returns the read_memory tool of a turn in the workspace ws (its
+// directory, links resolved): the user's entries and ws's.
+func Read(st Store, ws string) tool.Tool {
 	return tool.New(ReadName,
-		"Read the user's saved memory: preferences and facts kept across conversations, each with its id (m1, m2, …).",
-		func(ctx context.Context, _ readInput) (tool.Output, error) { return read(ctx, st) },
+		"Read the user's saved memory: preferences and facts kept across conversations, each with its id (m1, m2, …) "+
+			"and its scope (workspace: this workspace only; user: every workspace).",
+		func(ctx context.Context, _ readInput) (tool.Output, error) { return read(ctx, st, ws) },
 		tool.WithAccess(tool.ReadOnly),
 		tool.WithKeys(func(readInput) tool.Keys { return tool.Keys{Reads: []string{Key}} }))
 }
 
-func read(ctx context.Context, st Store) (tool.Output, error) {
-	ms, err := st.Memories(ctx)
+func read(ctx context.Context, st Store, ws string) (tool.Output, error) {
+	ms, err := st.Memories(ctx, store.Visible(ws))
 	if err != nil {
 		return tool.Output{}, err
 	}
@@ -59,11 +66,12 @@ func read(ctx context.Context, st Store) (tool.Output, error) {
 	return tool.Text(Format(ms)), nil
 }
 
-// Format lists entries one a line as "[id] text".
+// Format lists entries one a line as "[id] (scope) text", the scope
+// "workspace" or "user".
 func Format(ms []store.Memory) string {
 	var b strings.Builder
 	for _, m := range ms {
-		fmt.Fprintf(&b, "[%s] %s\n", m.ID, oneLine(m.Text))
+		fmt.Fprintf(&b, "[%s] (%s) %s\n", m.ID, store.ScopeName(m.Workspace), oneLine(m.Text))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -73,19 +81,29 @@ type writeInput struct {
 	Text     string `json:"text" jsonschema:"the preference or fact, one short sentence (about 240 characters at most)"`
 	TargetID string `json:"target_id,omitempty" jsonschema:"the id of the entry to edit, such as m3 (op edit)"`
 	Reason   string `json:"reason,omitempty" jsonschema:"why it is worth remembering"`
+	Scope    string `json:"scope,omitempty" jsonschema:"op add: workspace (the default) keeps it for this workspace only; user keeps it for every workspace (a preference about the user rather than this project)"`
 }
 
-// Write returns the write_memory tool.
-func Write(st Store) tool.Tool {
+// Scopes write_memory accepts.
+const (
+	ScopeWorkspace = "workspace"
+	ScopeUser      = "user"
+)
+
+// Write returns the write_memory tool of a turn in the workspace ws (its
+// directory, links resolved): it adds to ws's scope unless told "user",
+// and edits only entries a turn in ws sees.
+func Write(st Store, ws string) tool.Tool {
 	return tool.New(WriteName,
 		"Save an explicit, lasting user preference or fact to the memory (op add), or correct a saved one by id (op edit). "+
+			"An entry is kept for this workspace unless scope is user (for every workspace). "+
 			"Save only what the user would want remembered in later conversations; never secrets.",
-		func(ctx context.Context, in writeInput) (tool.Output, error) { return write(ctx, st, in) },
+		func(ctx context.Context, in writeInput) (tool.Output, error) { return write(ctx, st, ws, in) },
 		tool.WithAccess(tool.Mutating),
 		tool.WithKeys(func(writeInput) tool.Keys { return tool.Keys{Writes: []string{Key}} }))
 }
 
-func write(ctx context.Context, st Store, in writeInput) (tool.Output, error) {
+func write(ctx context.Context, st Store, ws string, in writeInput) (tool.Output, error) {
 	text := strings.TrimSpace(in.Text)
 	switch {
 	case text == "":
@@ -93,24 +111,35 @@ func write(ctx context.Context, st Store, in writeInput) (tool.Output, error) {
 	case utf8.RuneCountInString(text) > MaxText:
 		return failed(fmt.Sprintf("text has %d characters; keep an entry under %d (about 240 is best): one preference or fact", utf8.RuneCountInString(text), MaxText))
 	}
+	scope := ws
+	switch in.Scope {
+	case "", ScopeWorkspace:
+	case ScopeUser:
+		scope = store.UserScope
+	default:
+		return failed(fmt.Sprintf(`scope %q: use "workspace" (the default) or "user"`, in.Scope))
+	}
 	switch in.Op {
 	case "add":
 		if in.TargetID != "" {
 			return failed(`target_id is for op "edit"; to add, leave it out`)
 		}
-		m, dup, err := st.AddMemory(ctx, text)
+		m, dup, err := st.AddMemory(ctx, scope, text)
 		if err != nil {
 			return tool.Output{}, err
 		}
 		if dup {
-			return tool.Textf("already saved as [%s] %s; nothing changed", m.ID, oneLine(m.Text)), nil
+			return tool.Textf("already saved as [%s] (%s) %s; nothing changed", m.ID, store.ScopeName(m.Workspace), oneLine(m.Text)), nil
 		}
-		return tool.Textf("saved as [%s]", m.ID), nil
+		return tool.Textf("saved as [%s] (%s)", m.ID, store.ScopeName(m.Workspace)), nil
 	case "edit":
 		if in.TargetID == "" {
 			return failed(`op "edit" needs target_id, the id of the entry (read_memory lists them)`)
 		}
-		m, err := st.EditMemory(ctx, in.TargetID, text)
+		if in.Scope != "" {
+			return failed(`scope is for op "add"; an edited entry keeps its scope`)
+		}
+		m, err := st.EditMemory(ctx, store.Visible(ws), in.TargetID, text)
 		switch {
 		case errors.Is(err, store.ErrDuplicate):
 			return tool.Textf("not changed: %v", err), nil
@@ -125,20 +154,22 @@ func write(ctx context.Context, st Store, in writeInput) (tool.Output, error) {
 	}
 }
 
-// Gate computes has_memory: on when the memory holds an entry. A store
-// that cannot be read is an error, so the gate fails closed.
-func Gate(st Store) tool.Gate {
+// Gate computes has_memory for a turn in the workspace ws: on when the
+// user's memory or ws's holds an entry. A store that cannot be read is an
+// error, so the gate fails closed.
+func Gate(st Store, ws string) tool.Gate {
 	return func(ctx context.Context) (bool, error) {
 		if st == nil {
 			return false, errors.New("no memory store")
 		}
-		n, err := st.MemoryCount(ctx)
+		n, err := st.MemoryCount(ctx, store.Visible(ws))
 		return n > 0, err
 	}
 }
 
-// Prompt is the memory block of the system prompt: the entries, up to max
-// characters, then how many more there are. It is empty when the memory is.
+// Prompt is the memory block of the system prompt: the entries, each
+// marked with its scope, up to max characters, then how many more there
+// are. It is empty when the memory is.
 func Prompt(ms []store.Memory, max int) string {
 	if len(ms) == 0 {
 		return ""
@@ -146,7 +177,7 @@ func Prompt(ms []store.Memory, max int) string {
 	var b strings.Builder
 	b.WriteString("What the user asked you to remember (read_memory lists it, write_memory changes it):\n")
 	for i, m := range ms {
-		line := fmt.Sprintf("- [%s] %s\n", m.ID, oneLine(m.Text))
+		line := fmt.Sprintf("- [%s] (%s) %s\n", m.ID, store.ScopeName(m.Workspace), oneLine(m.Text))
 		if b.Len()+len(line) > max {
 			fmt.Fprintf(&b, "- … %d more; call read_memory\n", len(ms)-i)
 			break

@@ -34,14 +34,14 @@ func run(t *testing.T, tl tool.Tool, args string) tool.Output {
 
 func TestWriteAndReadMemory(t *testing.T) {
 	st := openStore(t)
-	w, r := Write(st), Read(st)
+	w, r := Write(st, testWS), Read(st, testWS)
 	steps := []struct {
 		args   string
 		want   string
 		failed bool
 	}{
 		{`{"op":"add","text":"Prefers answers in French."}`, "saved as [m1]", false},
-		{`{"op":"add","text":"prefers answers in french"}`, "already saved as [m1] Prefers answers in French.", false},
+		{`{"op":"add","text":"prefers answers in french"}`, "already saved as [m1] (workspace) Prefers answers in French.", false},
 		{`{"op":"add","text":"Uses Go 1.26."}`, "saved as [m2]", false},
 		{`{"op":"edit","target_id":"m2","text":"Uses Go 1.27."}`, "[m2] now says: Uses Go 1.27.", false},
 		{`{"op":"edit","target_id":"m2","text":"Prefers answers in French"}`, "not changed", false},
@@ -59,7 +59,7 @@ func TestWriteAndReadMemory(t *testing.T) {
 		}
 	}
 	out := run(t, r, `{}`)
-	if out.Text != "[m1] Prefers answers in French.\n[m2] Uses Go 1.27." {
+	if out.Text != "[m1] (workspace) Prefers answers in French.\n[m2] (workspace) Uses Go 1.27." {
 		t.Fatalf("read_memory = %q", out.Text)
 	}
 	// Keys: reads and writes of the memory are ordered against each other.
@@ -76,8 +76,8 @@ func TestGateFromTheStore(t *testing.T) {
 	ctx := context.Background()
 	compose := func() (*tool.Set, *tool.Report) {
 		return tool.Compose(ctx, tool.Composition{
-			Registry: tool.NewSet(Read(st), Write(st)),
-			Gates:    map[tool.Flag]tool.Gate{tool.HasMemory: Gate(st)},
+			Registry: tool.NewSet(Read(st, testWS), Write(st, testWS)),
+			Gates:    map[tool.Flag]tool.Gate{tool.HasMemory: Gate(st, testWS)},
 			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
 	}
@@ -85,7 +85,7 @@ func TestGateFromTheStore(t *testing.T) {
 	if set, _ := compose(); names(set) != WriteName {
 		t.Fatalf("empty memory mounts %s, want only write_memory", names(set))
 	}
-	if _, _, err := st.AddMemory(ctx, "x"); err != nil {
+	if _, _, err := st.AddMemory(ctx, store.UserScope, "x"); err != nil {
 		t.Fatal(err)
 	}
 	if set, _ := compose(); names(set) != ReadName+","+WriteName {
@@ -105,11 +105,11 @@ func TestGateFromTheStore(t *testing.T) {
 	if flag.On || flag.Err == "" {
 		t.Fatalf("has_memory = %+v, want an error", flag)
 	}
-	if on, err := Gate(nil)(ctx); on || err == nil {
+	if on, err := Gate(nil, testWS)(ctx); on || err == nil {
 		t.Fatalf("nil store gate = %v, %v", on, err)
 	}
 	// The tools report store errors as errors.
-	if _, err := Read(st).Run(ctx, tool.Call{Args: json.RawMessage(`{}`)}); err == nil {
+	if _, err := Read(st, testWS).Run(ctx, tool.Call{Args: json.RawMessage(`{}`)}); err == nil {
 		t.Fatal("no error from a closed store")
 	}
 }
@@ -121,8 +121,8 @@ func TestPrompt(t *testing.T) {
 		want []string
 		not  []string
 	}{
-		{1000, []string{"- [m1] a b", "- [m3] d"}, []string{"more"}},
-		{120, []string{"- [m1] a b", "- … 2 more; call read_memory"}, []string{"[m2]"}},
+		{1000, []string{"- [m1] (user) a b", "- [m3] (user) d"}, []string{"more"}},
+		{130, []string{"- [m1] (user) a b", "- … 2 more; call read_memory"}, []string{"[m2]"}},
 	}
 	for _, tc := range tests {
 		got := Prompt(ms, tc.max)
@@ -139,5 +139,45 @@ func TestPrompt(t *testing.T) {
 	}
 	if Prompt(nil, 100) != "" {
 		t.Fatal("empty memory gives a block")
+	}
+}
+
+// testWS is the workspace the tools are built for.
+const testWS = "/work/project"
+
+// write_memory adds to the turn's workspace unless told scope "user"; a
+// turn in another workspace sees the user's entry and not the workspace's,
+// and cannot edit it.
+func TestWriteMemoryScopes(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const other = "/work/other"
+	w := Write(st, testWS)
+	if out := run(t, w, `{"op":"add","text":"Builds with make."}`); out.Text != "saved as [m1] (workspace)" {
+		t.Fatalf("add = %+v", out)
+	}
+	if out := run(t, w, `{"op":"add","text":"Prefers tabs.","scope":"user"}`); out.Text != "saved as [m2] (user)" {
+		t.Fatalf("add to the user's = %+v", out)
+	}
+	if out := run(t, w, `{"op":"add","text":"x","scope":"global"}`); !out.Failed || !strings.Contains(out.Text, `use "workspace"`) {
+		t.Fatalf("scope global = %+v", out)
+	}
+	if out := run(t, w, `{"op":"edit","target_id":"m2","text":"y","scope":"user"}`); !out.Failed {
+		t.Fatalf("edit with a scope = %+v", out)
+	}
+	if out := run(t, Read(st, testWS), `{}`); out.Text != "[m1] (workspace) Builds with make.\n[m2] (user) Prefers tabs." {
+		t.Fatalf("read from the workspace = %q", out.Text)
+	}
+	if out := run(t, Read(st, other), `{}`); out.Text != "[m2] (user) Prefers tabs." {
+		t.Fatalf("read from another workspace = %q", out.Text)
+	}
+	if out := run(t, Write(st, other), `{"op":"edit","target_id":"m1","text":"Builds with ninja."}`); !out.Failed || !strings.Contains(out.Text, `no memory entry "m1"`) {
+		t.Fatalf("edit of another workspace's entry = %+v", out)
+	}
+	if on, err := Gate(st, other)(context.Background()); !on || err != nil {
+		t.Fatalf("gate from another workspace = %v, %v; the user's entry is seen", on, err)
 	}
 }

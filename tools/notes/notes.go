@@ -2,6 +2,11 @@
 // the user's notebooks or the records of one, write_note appends a record
 // (optionally with the last turns of the conversation) or edits one by id.
 // Both are mounted when the user has a notebook (Gate).
+//
+// Notebooks have a scope, as memory does: the workspace's or the user's
+// (seen from every workspace). The tools see both, each notebook marked;
+// a note goes to the notebook named, in its own scope. Notebooks are made
+// by the user (`rein notes new [--scope user] NAME`).
 package notes
 
 import (
@@ -21,11 +26,11 @@ import (
 
 // Store is the notebooks the tools use; *store.Store is one.
 type Store interface {
-	Notebooks(ctx context.Context) ([]store.Notebook, error)
-	NotebookCount(ctx context.Context) (int, error)
-	Notes(ctx context.Context, notebook string) ([]store.Note, error)
-	AddNote(ctx context.Context, n store.Note) (store.Note, error)
-	EditNote(ctx context.Context, notebook, id string, e store.NoteEdit) (store.Note, error)
+	Notebooks(ctx context.Context, scopes []string) ([]store.Notebook, error)
+	NotebookCount(ctx context.Context, scopes []string) (int, error)
+	Notes(ctx context.Context, scopes []string, notebook string) ([]store.Note, error)
+	AddNote(ctx context.Context, scopes []string, n store.Note) (store.Note, error)
+	EditNote(ctx context.Context, scopes []string, notebook, id string, e store.NoteEdit) (store.Note, error)
 }
 
 // History returns a thread's items, oldest first, the current turn's so
@@ -60,12 +65,13 @@ type listInput struct {
 	NotebookID string `json:"notebook_id,omitempty" jsonschema:"the notebook whose records to list; leave out to list the notebooks"`
 }
 
-// List returns the list_notebook tool; nbs are the notebooks offered in its
-// schema.
-func List(st Store, nbs []store.Notebook) tool.Tool {
+// List returns the list_notebook tool of a turn in the workspace ws (its
+// directory, links resolved; it sees the user's notebooks and ws's); nbs
+// are the notebooks offered in its schema.
+func List(st Store, ws string, nbs []store.Notebook) tool.Tool {
 	t := tool.New(ListName,
-		"List the user's notebooks, or the records of one notebook (id, title, text)."+available(nbs),
-		func(ctx context.Context, in listInput) (tool.Output, error) { return list(ctx, st, in) },
+		"List the user's notebooks (each marked workspace: this workspace's, or user: every workspace's), or the records of one notebook (id, title, text)."+available(nbs),
+		func(ctx context.Context, in listInput) (tool.Output, error) { return list(ctx, st, ws, in) },
 		tool.WithAccess(tool.ReadOnly),
 		tool.WithKeys(func(in listInput) tool.Keys {
 			if in.NotebookID == "" {
@@ -76,9 +82,9 @@ func List(st Store, nbs []store.Notebook) tool.Tool {
 	return withEnum(t, "notebook_id", ids(nbs))
 }
 
-func list(ctx context.Context, st Store, in listInput) (tool.Output, error) {
+func list(ctx context.Context, st Store, ws string, in listInput) (tool.Output, error) {
 	if in.NotebookID == "" {
-		nbs, err := st.Notebooks(ctx)
+		nbs, err := st.Notebooks(ctx, store.Visible(ws))
 		if err != nil {
 			return tool.Output{}, err
 		}
@@ -87,11 +93,11 @@ func list(ctx context.Context, st Store, in listInput) (tool.Output, error) {
 		}
 		var b strings.Builder
 		for _, nb := range nbs {
-			fmt.Fprintf(&b, "%s = %s (%d records)\n", nb.ID, nb.Name, nb.Records)
+			fmt.Fprintf(&b, "%s = %s (%s, %d records)\n", nb.ID, nb.Name, store.ScopeName(nb.Workspace), nb.Records)
 		}
 		return tool.Text(strings.TrimRight(b.String(), "\n")), nil
 	}
-	ns, err := st.Notes(ctx, in.NotebookID)
+	ns, err := st.Notes(ctx, store.Visible(ws), in.NotebookID)
 	if errors.Is(err, store.ErrNotFound) {
 		return failed(fmt.Sprintf("no notebook %q; call list_notebook without notebook_id to see them", in.NotebookID))
 	}
@@ -124,19 +130,22 @@ type writeInput struct {
 type writeNote struct {
 	spec    tool.Spec
 	st      Store
+	scopes  []string
 	history History
 }
 
-// Write returns the write_note tool; nbs are the notebooks offered in its
-// schema, history reads the thread of a call (nil includes no turns).
-func Write(st Store, nbs []store.Notebook, history History) tool.Tool {
+// Write returns the write_note tool of a turn in the workspace ws (it
+// writes to the user's notebooks and ws's); nbs are the notebooks offered
+// in its schema, history reads the thread of a call (nil includes no
+// turns).
+func Write(st Store, ws string, nbs []store.Notebook, history History) tool.Tool {
 	t := tool.New(WriteName,
 		"Write to one of the user's notebooks: append a new record (title, content, and by default the last 3 turns of this conversation), "+
 			"or edit a record's title or content by id."+available(nbs),
 		func(context.Context, writeInput) (tool.Output, error) { return tool.Output{}, nil },
 		tool.WithAccess(tool.Mutating))
 	spec := withEnum(t, "notebook_id", ids(nbs)).Spec()
-	return &writeNote{spec: spec, st: st, history: history}
+	return &writeNote{spec: spec, st: st, scopes: store.Visible(ws), history: history}
 }
 
 func (w *writeNote) Spec() tool.Spec { return w.spec }
@@ -198,7 +207,7 @@ func (w *writeNote) append(ctx context.Context, thread string, in writeInput) (t
 	if content == "" && strings.TrimSpace(in.Title) == "" {
 		return failed("nothing to write: give a title or content (or include turns of a conversation that has some)")
 	}
-	n, err := w.st.AddNote(ctx, store.Note{Notebook: in.NotebookID, Title: strings.TrimSpace(in.Title), Content: content, Thread: thread})
+	n, err := w.st.AddNote(ctx, w.scopes, store.Note{Notebook: in.NotebookID, Title: strings.TrimSpace(in.Title), Content: content, Thread: thread})
 	if errors.Is(err, store.ErrNotFound) {
 		return failed(fmt.Sprintf("no notebook %q; list_notebook shows the notebooks", in.NotebookID))
 	}
@@ -226,7 +235,7 @@ func (w *writeNote) edit(ctx context.Context, in writeInput) (tool.Output, error
 	if e.Title == nil && e.Content == nil {
 		return failed("nothing to change: give a new title or content")
 	}
-	n, err := w.st.EditNote(ctx, in.NotebookID, in.RecordID, e)
+	n, err := w.st.EditNote(ctx, w.scopes, in.NotebookID, in.RecordID, e)
 	if errors.Is(err, store.ErrNotFound) {
 		return failed(fmt.Sprintf("no record %q in notebook %q; list_notebook with notebook_id shows them", in.RecordID, in.NotebookID))
 	}
@@ -252,14 +261,15 @@ func parseTurns(s string) (int, error) {
 	return n, nil
 }
 
-// Gate computes has_notebooks: on when the user has a notebook. A store
-// that cannot be read is an error, so the gate fails closed.
-func Gate(st Store) tool.Gate {
+// Gate computes has_notebooks for a turn in the workspace ws: on when the
+// user or ws has a notebook. A store that cannot be read is an error, so
+// the gate fails closed.
+func Gate(st Store, ws string) tool.Gate {
 	return func(ctx context.Context) (bool, error) {
 		if st == nil {
 			return false, errors.New("no notebook store")
 		}
-		n, err := st.NotebookCount(ctx)
+		n, err := st.NotebookCount(ctx, store.Visible(ws))
 		return n > 0, err
 	}
 }
@@ -271,13 +281,14 @@ func Prompt(nbs []store.Notebook) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("The user's notebooks (write_note adds records, list_notebook reads them):\n")
+	b.WriteString("The user's notebooks (write_note adds records, list_notebook reads them; " +
+		"workspace: this workspace's, user: every workspace's):\n")
 	for i, nb := range nbs {
 		if i == PromptEntries {
 			fmt.Fprintf(&b, "+%d more; call list_notebook\n", len(nbs)-i)
 			break
 		}
-		fmt.Fprintf(&b, "- %s = %s (%d records)\n", nb.ID, nb.Name, nb.Records)
+		fmt.Fprintf(&b, "- %s = %s (%s, %d records)\n", nb.ID, nb.Name, store.ScopeName(nb.Workspace), nb.Records)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

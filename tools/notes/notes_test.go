@@ -78,13 +78,13 @@ func run(t *testing.T, tl tool.Tool, thread, args string) tool.Output {
 func TestWriteNoteAppendsAndEdits(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
-	nb, err := st.CreateNotebook(ctx, "research")
+	nb, err := st.CreateNotebook(ctx, store.UserScope, "research")
 	if err != nil {
 		t.Fatal(err)
 	}
 	thread := conversation(t, st)
-	nbs, _ := st.Notebooks(ctx)
-	w := Write(st, nbs, st.Items)
+	nbs, _ := st.Notebooks(ctx, store.Visible(testWS))
+	w := Write(st, testWS, nbs, st.Items)
 	id := nb.ID
 	steps := []struct {
 		args   string
@@ -112,7 +112,7 @@ func TestWriteNoteAppendsAndEdits(t *testing.T) {
 			t.Errorf("write_note %s = %+v, want failed=%v and %q", s.args, out, s.failed, s.want)
 		}
 	}
-	ns, err := st.Notes(ctx, id)
+	ns, err := st.Notes(ctx, store.Visible(testWS), id)
 	if err != nil || len(ns) != 3 {
 		t.Fatalf("notes = %+v, %v", ns, err)
 	}
@@ -139,19 +139,19 @@ func TestWriteNoteAppendsAndEdits(t *testing.T) {
 func TestListNotebook(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
-	a, _ := st.CreateNotebook(ctx, "alpha")
-	b, _ := st.CreateNotebook(ctx, "beta")
-	if _, err := st.AddNote(ctx, store.Note{Notebook: a.ID, Title: "T", Content: strings.Repeat("long ", 300)}); err != nil {
+	a, _ := st.CreateNotebook(ctx, store.UserScope, "alpha")
+	b, _ := st.CreateNotebook(ctx, store.UserScope, "beta")
+	if _, err := st.AddNote(ctx, store.Visible(testWS), store.Note{Notebook: a.ID, Title: "T", Content: strings.Repeat("long ", 300)}); err != nil {
 		t.Fatal(err)
 	}
-	nbs, _ := st.Notebooks(ctx)
-	l := List(st, nbs)
+	nbs, _ := st.Notebooks(ctx, store.Visible(testWS))
+	l := List(st, testWS, nbs)
 	tests := []struct {
 		args   string
 		want   []string
 		failed bool
 	}{
-		{`{}`, []string{a.ID + " = alpha (1 records)", b.ID + " = beta (0 records)"}, false},
+		{`{}`, []string{a.ID + " = alpha (user, 1 records)", b.ID + " = beta (user, 0 records)"}, false},
 		{`{"notebook_id":"` + a.ID + `"}`, []string{"1 records in " + a.ID, "[r1] T (", "…"}, false},
 		{`{"notebook_id":"` + b.ID + `"}`, []string{"has no records yet"}, false},
 		{`{"notebook_id":"nb_x"}`, []string{`no notebook "nb_x"`}, true},
@@ -186,17 +186,17 @@ func TestGateFromTheStore(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
 	compose := func() (*tool.Set, *tool.Report) {
-		nbs, _ := st.Notebooks(ctx)
+		nbs, _ := st.Notebooks(ctx, store.Visible(testWS))
 		return tool.Compose(ctx, tool.Composition{
-			Registry: tool.NewSet(List(st, nbs), Write(st, nbs, st.Items)),
-			Gates:    map[tool.Flag]tool.Gate{tool.HasNotebooks: Gate(st)},
+			Registry: tool.NewSet(List(st, testWS, nbs), Write(st, testWS, nbs, st.Items)),
+			Gates:    map[tool.Flag]tool.Gate{tool.HasNotebooks: Gate(st, testWS)},
 			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
 	}
 	if set, _ := compose(); set.Len() != 0 {
 		t.Fatalf("no notebooks mounts %v", set.Names())
 	}
-	if _, err := st.CreateNotebook(ctx, "n"); err != nil {
+	if _, err := st.CreateNotebook(ctx, store.UserScope, "n"); err != nil {
 		t.Fatal(err)
 	}
 	if set, _ := compose(); strings.Join(set.Names(), ",") != ListName+","+WriteName {
@@ -227,3 +227,6 @@ func TestPromptListsAtMost30(t *testing.T) {
 		t.Fatal("a block without notebooks")
 	}
 }
+
+// testWS is the workspace the tools are built for.
+const testWS = "/work/project"
