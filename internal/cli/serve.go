@@ -285,7 +285,7 @@ func (b *serveBackend) agent() *agent.Runtime {
 			Store: b.st, File: b.cfg, Defaults: defaults, MaxSandbox: f.sandbox, Tools: tools, Base: b.base,
 			Provider: provider.Config{BaseURL: f.baseURL, NoStream: b.noStream, Request: f.request, Warn: warnTo(b.logw)},
 			MCP:      b.mcp, Export: b.export, Log: b.logw,
-			Threads: b.threadStore(), Events: b.relayHandler(),
+			Threads: b.threadStore(), Events: b.relayHandler(), Control: b.control(),
 			// Read when a job is added: serve sets it once its cron
 			// scheduler exists, before any turn runs.
 			CronScheduled: func() {

@@ -10,11 +10,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
 )
 
 // ErrTurnNotRunning is matched by the error for input steered into a turn
-// that is not running.
-var ErrTurnNotRunning = errors.New("pgstore: the turn is not running")
+// that is not running: session's.
+var ErrTurnNotRunning = session.ErrTurnNotRunning
 
 // AddSteer implements session.Store: the input is committed, the durable
 // acceptance, before the turn's runner (on whichever node) reads it; when
