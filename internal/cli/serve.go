@@ -159,6 +159,10 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		return err
 	}
 	defer st.Close()
+	if threads != nil {
+		// The tools' data (jobs, undo) is of threads in PostgreSQL.
+		st.ThreadsElsewhere()
+	}
 	mcpm, err := startMCP(ctx, cmd.ErrOrStderr(), cfg)
 	if err != nil {
 		return usageError(err)
