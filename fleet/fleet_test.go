@@ -26,7 +26,7 @@ var (
 )
 
 // rein builds the rein command once per test binary.
-func rein(t *testing.T) string {
+func rein(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the rein command and runs a fleet of it")
@@ -51,7 +51,7 @@ func rein(t *testing.T) string {
 // node is one rein serve --stdio process of the fleet and a JSON-RPC
 // client of it.
 type node struct {
-	t     *testing.T
+	t     testing.TB
 	name  string
 	cmd   *exec.Cmd
 	in    io.WriteCloser
@@ -62,7 +62,7 @@ type node struct {
 // start starts a node on the database at url, its live events relayed by
 // the Redis at redis, whose model plays script; flags are more flags of
 // rein serve.
-func start(t *testing.T, name, url, redis, script string, flags ...string) *node {
+func start(t testing.TB, name, url, redis, script string, flags ...string) *node {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "script.yaml")

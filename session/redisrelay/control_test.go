@@ -3,6 +3,8 @@ package redisrelay_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +39,7 @@ type ctlOptions struct {
 	tools []tool.Tool
 }
 
-func newCtlNode(t *testing.T, name, url, addr, prefix string, s scripted.Script, o ctlOptions) *ctlNode {
+func newCtlNode(t testing.TB, name, url, addr, prefix string, s scripted.Script, o ctlOptions) *ctlNode {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, err := pgstore.Open(ctx, pgstore.Config{URL: url, Node: name})
@@ -136,7 +138,7 @@ func (f *fakeTool) Run(ctx context.Context, c tool.Call) (tool.Output, error) {
 	return f.run(ctx, c)
 }
 
-func waitTurn(t *testing.T, s *session.Scheduler, thread, turn string) session.Turn {
+func waitTurn(t testing.TB, s *session.Scheduler, thread, turn string) session.Turn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
@@ -350,4 +352,55 @@ func countItem(items []llm.Item, id string) int {
 		}
 	}
 	return n
+}
+
+// BenchmarkSteerAcrossNodes measures a steer accepted on node b reaching
+// the turn node a runs: from b's Steer call (the input committed to
+// PostgreSQL, the notice published on Redis) to a's notice handler having
+// read it from the store into the turn's inbox. It reports the median and
+// the 99th percentile of b.N steers, and the 99th percentile of the
+// acceptance alone (Steer's return: committed and the notice published).
+func BenchmarkSteerAcrossNodes(b *testing.B) {
+	url := servicetest.Postgres(b)
+	addr, prefix := servicetest.Redis(b)
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	a := newCtlNode(b, "a", url, addr, prefix, scripted.Script{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{ID: "w1", Name: "work"}}},
+		{Text: "done"},
+	}}, ctlOptions{tools: []tool.Tool{gate(started, release)}})
+	n := newCtlNode(b, "b", url, addr, prefix, scripted.Script{}, ctlOptions{})
+	ctx := context.Background()
+	th, err := a.CreateThread(ctx, session.ThreadConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tu, err := a.Start(ctx, th.ID, llm.UserText("work"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	<-started
+	took, accepted := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		if _, err := n.Steer(ctx, th.ID, tu.ID, llm.UserText(fmt.Sprintf("steer %d", i))); err != nil {
+			b.Fatal(err)
+		}
+		accepted = append(accepted, time.Since(t0))
+		select {
+		case <-a.arrived:
+		case <-time.After(30 * time.Second):
+			b.Fatalf("steer %d did not reach node a", i)
+		}
+		took = append(took, time.Since(t0))
+	}
+	b.StopTimer()
+	close(release)
+	waitTurn(b, a.Scheduler, th.ID, tu.ID)
+	slices.Sort(took)
+	slices.Sort(accepted)
+	b.ReportMetric(float64(accepted[len(accepted)*99/100].Microseconds())/1000, "accepted-p99-ms")
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "max-ms")
 }
