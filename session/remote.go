@@ -16,6 +16,11 @@ import (
 // that fails is done again at the turn's next round boundary.
 const pendingTimeout = 5 * time.Second
 
+// queuedPoll is how often a node tries to start a turn it queued behind
+// another node's: when that node dies, its lease expires and the queued
+// turn starts here rather than waiting for no one.
+const queuedPoll = time.Second
+
 // shared returns the store as a SharedStore when several nodes share it,
 // nil otherwise.
 func (s *Scheduler) shared() SharedStore {
@@ -205,6 +210,7 @@ func (s *Scheduler) queueElsewhere(ctx context.Context, th *thread, t *turnRun) 
 	if err := s.claim(ctx, th, t); err != nil {
 		t.rec.Status = TurnQueued
 		if errors.Is(err, ErrTurnBusy) {
+			s.watchQueued(th, t)
 			return *t.rec, nil
 		}
 		return Turn{}, fmt.Errorf("session: start turn: %w", err)
@@ -262,4 +268,76 @@ func (s *Scheduler) fresh(ctx context.Context, th *thread) error {
 		return nil
 	}
 	return s.resync(ctx, th)
+}
+
+// watchQueued tries, every queuedPoll, to start turn t, which this node
+// queued behind a turn another node runs, until the turn runs somewhere,
+// has ended, or the scheduler closes. The running node takes it when its
+// turn ends (takeQueued); the watch is for a node that died first.
+func (s *Scheduler) watchQueued(th *thread, t *turnRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		tick := time.NewTicker(queuedPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if s.tryQueued(th, t) {
+				return
+			}
+		}
+	}()
+}
+
+// tryQueued claims turn t, queued on another node's thread, and runs it
+// here when the claim holds; it reports whether the watch is over.
+func (s *Scheduler) tryQueued(th *thread, t *turnRun) bool {
+	sh := s.shared()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), pendingTimeout)
+	defer cancel()
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	if th.running {
+		// This node runs the thread now: its runner takes the queue.
+		return true
+	}
+	t.rec.Status = TurnInProgress
+	if err := s.claim(ctx, th, t); err != nil {
+		t.rec.Status = TurnQueued
+		if !errors.Is(err, ErrTurnBusy) {
+			// Ended, or behind a paused turn: whoever answers it takes
+			// the queue.
+			return true
+		}
+		// Busy: still queued behind a live turn, or running elsewhere.
+		return !s.stillQueued(ctx, sh, th.info.ID, t.rec.ID)
+	}
+	if !slices.Contains(th.turns, t.rec) {
+		th.turns = append(th.turns, t.rec)
+	}
+	th.active = t
+	th.notify()
+	if err := s.launch(th, t); err != nil {
+		th.active = nil
+	}
+	return true
+}
+
+// stillQueued reports whether the store holds turn turnID queued; true
+// when it does not answer (asked again later).
+func (s *Scheduler) stillQueued(ctx context.Context, sh SharedStore, threadID, turnID string) bool {
+	qs, err := sh.QueuedTurns(ctx, threadID)
+	if err != nil {
+		return true
+	}
+	return slices.ContainsFunc(qs, func(q Turn) bool { return q.ID == turnID })
 }

@@ -527,6 +527,13 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 			th.notify()
 			return t, failed
 		}
+		if sh := s.shared(); sh != nil && !s.stillQueued(ctx, sh, th.info.ID, t.rec.ID) {
+			// Another node took it (the one that queued it, when this
+			// node's turn outlived its lease), or interrupted it: not
+			// this node's to end.
+			t.rec.Status = TurnQueued
+			continue
+		}
 		// Refused (another process took the thread meanwhile) or not
 		// written: the turn ends failed, saying why, and the next is
 		// tried.
