@@ -17,8 +17,8 @@ import (
 
 var _ session.SharedStore = (*Store)(nil)
 
-// maxPending bounds the steered input one read of a turn's mailbox
-// returns; the rest is read at the next.
+// maxPending bounds the steered input a turn holds unread: AddSteer
+// refuses more, so one read of the turn's mailbox returns it all.
 const maxPending = 256
 
 // Pending implements session.SharedStore: one read of the turn's row and
