@@ -35,17 +35,20 @@ func storeThreads(b *testing.B, url string, n int) {
 	user, _ := json.Marshal(llm.UserText("a question asked long ago").Parts)
 	answer, _ := json.Marshal(llm.Item{Role: llm.RoleAssistant, Parts: []llm.Part{{Kind: llm.PartText, Text: "its answer, about as long as a short answer is"}}}.Parts)
 	now := time.Now().UnixNano()
-	for _, q := range []string{
-		`INSERT INTO threads (id, created, updated, title, settings, nitems, nturns)
-		 SELECT 'thread_s' || g, $2::bigint + g, $2::bigint + g, 'stored ' || g, '{}', 2, 1 FROM generate_series(1, $1::int) g`,
-		`INSERT INTO turns (id, thread, seq, status, started, ended, answer)
-		 SELECT 'turn_s' || g, 'thread_s' || g, 1, 'completed', $2::bigint, $2::bigint, 'its answer' FROM generate_series(1, $1::int) g`,
-		`INSERT INTO items (thread, seq, id, turn, role, parts, created)
-		 SELECT 'thread_s' || g, 1, 'turn_s' || g || '.1', 'turn_s' || g, 'user', $3, $2::bigint FROM generate_series(1, $1::int) g`,
-		`INSERT INTO items (thread, seq, id, turn, role, parts, created)
-		 SELECT 'thread_s' || g, 2, 'turn_s' || g || '.2', 'turn_s' || g, 'assistant', $4, $2::bigint FROM generate_series(1, $1::int) g`,
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO threads (id, created, updated, title, settings, nitems, nturns)
+		 SELECT 'thread_s' || g, $2::bigint + g, $2::bigint + g, 'stored ' || g, '{}', 2, 1 FROM generate_series(1, $1::int) g`, []any{n, now}},
+		{`INSERT INTO turns (id, thread, seq, status, started, ended, answer)
+		 SELECT 'turn_s' || g, 'thread_s' || g, 1, 'completed', $2::bigint, $2::bigint, 'its answer' FROM generate_series(1, $1::int) g`, []any{n, now}},
+		{`INSERT INTO items (thread, seq, id, turn, role, parts, created)
+		 SELECT 'thread_s' || g, 1, 'turn_s' || g || '.1', 'turn_s' || g, 'user', $3, $2::bigint FROM generate_series(1, $1::int) g`, []any{n, now, string(user)}},
+		{`INSERT INTO items (thread, seq, id, turn, role, parts, created)
+		 SELECT 'thread_s' || g, 2, 'turn_s' || g || '.2', 'turn_s' || g, 'assistant', $3, $2::bigint FROM generate_series(1, $1::int) g`, []any{n, now, string(answer)}},
 	} {
-		if _, err := conn.Exec(ctx, q, n, now, string(user), string(answer)); err != nil {
+		if _, err := conn.Exec(ctx, q.sql, q.args...); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -89,29 +92,44 @@ func BenchmarkNodeRSS(b *testing.B) {
 				n := start(b, "a", url, redis, `rounds:
   - text: "`+strings.Repeat("streamed ", 40)+`"
     chunk: 9
-    delay: 20ms
+    delay: 50ms
     repeat: 1000
 `)
 				n.call("thread/list", map[string]any{})
-				var turns []any
+				var threads []any
 				for range 100 {
-					th := n.call("thread/start", map[string]any{})["thread"].(map[string]any)["id"]
-					res := n.call("turn/start", map[string]any{"threadId": th, "input": text("go")})
-					turns = append(turns, res["turn"].(map[string]any)["id"])
+					threads = append(threads, n.call("thread/start", map[string]any{})["thread"].(map[string]any)["id"])
 				}
-				running, _ := rssKB(b, n.cmd.Process.Pid)
-				left := make(map[any]bool, len(turns))
-				for _, id := range turns {
-					left[id] = true
+				for _, th := range threads {
+					n.send("turn/start", map[string]any{"threadId": th, "input": text("go")})
 				}
-				for len(left) > 0 {
-					m := n.wait(func(m map[string]any) bool { return m["method"] == "turn/completed" })
-					got := m["params"].(map[string]any)["turn"].(map[string]any)
-					if got["status"] != "completed" {
-						b.Fatalf("turn %v ended %v", got["id"], got)
+				running := 0
+				left := len(threads)
+				tick := time.NewTicker(100 * time.Millisecond)
+				for left > 0 {
+					select {
+					case m, ok := <-n.lines:
+						if !ok {
+							b.Fatal("the node closed its output")
+						}
+						if e, ok := m["error"]; ok {
+							b.Fatalf("node: %v", e)
+						}
+						if m["method"] != "turn/completed" {
+							continue
+						}
+						if got := m["params"].(map[string]any)["turn"].(map[string]any); got["status"] != "completed" {
+							b.Fatalf("a turn ended %v", got)
+						}
+						left--
+					case <-tick.C:
+						rss, _ := rssKB(b, n.cmd.Process.Pid)
+						running = max(running, rss)
+					case <-time.After(2 * time.Minute):
+						b.Fatalf("%d turns did not end", left)
 					}
-					delete(left, got["id"])
 				}
+				tick.Stop()
 				_, peak := rssKB(b, n.cmd.Process.Pid)
 				b.ReportMetric(float64(running)/1024, "rss-MB")
 				b.ReportMetric(float64(peak)/1024, "peak-MB")
