@@ -40,6 +40,9 @@ type RuntimeConfig struct {
 	// Events, when not nil, receives the events of every run, whichever
 	// door started it: a relay to the other servers sharing Threads.
 	Events event.Handler
+	// Control, when not nil, carries control notices (steer, interrupt)
+	// to the other servers sharing Threads: session.Config.Control.
+	Control session.Control
 	// File is the config file, read once: the providers, the [sandbox]
 	// table of every workspace and runner, [web_search] and [stream]. nil
 	// keeps the defaults.
@@ -146,7 +149,7 @@ func (r *Runtime) Session() (session.Config, error) {
 	if r.c.Store == nil {
 		return session.Config{}, errors.New("agent: the runtime has no store; give RuntimeConfig.Store")
 	}
-	c := session.Config{Store: session.NewSQLStore(r.c.Store), Setup: r.Setup, Input: r.Seed, Traces: r.c.Store, Events: r.c.Events}
+	c := session.Config{Store: session.NewSQLStore(r.c.Store), Setup: r.Setup, Input: r.Seed, Traces: r.c.Store, Events: r.c.Events, Control: r.c.Control}
 	if r.c.Threads != nil {
 		c.Store, c.Traces = r.c.Threads, nil
 		if ts, ok := r.c.Threads.(session.TraceStore); ok {

@@ -26,7 +26,7 @@ var (
 )
 
 // rein builds the rein command once per test binary.
-func rein(t *testing.T) string {
+func rein(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the rein command and runs a fleet of it")
@@ -51,7 +51,7 @@ func rein(t *testing.T) string {
 // node is one rein serve --stdio process of the fleet and a JSON-RPC
 // client of it.
 type node struct {
-	t     *testing.T
+	t     testing.TB
 	name  string
 	cmd   *exec.Cmd
 	in    io.WriteCloser
@@ -60,15 +60,17 @@ type node struct {
 }
 
 // start starts a node on the database at url, its live events relayed by
-// the Redis at redis, whose model plays script.
-func start(t *testing.T, name, url, redis, script string) *node {
+// the Redis at redis, whose model plays script; flags are more flags of
+// rein serve.
+func start(t testing.TB, name, url, redis, script string, flags ...string) *node {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "script.yaml")
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(rein(t), "serve", "--stdio", "--db", url, "--redis", redis, "--workspace", dir, "--model", "scripted:"+path)
+	args := append([]string{"serve", "--stdio", "--db", url, "--redis", redis, "--workspace", dir, "--model", "scripted:" + path}, flags...)
+	cmd := exec.Command(rein(t), args...)
 	cmd.Env = []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "XDG_DATA_HOME=" + filepath.Join(dir, "data"), "PATH=" + os.Getenv("PATH")}
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -174,8 +176,9 @@ func (n *node) turn(thread, text string) map[string]any {
 // node killed with SIGKILL in the middle of a
 // turn frees the thread within its lease, and the turn it was running is
 // closed as cut (its items kept, a marker for the model) when another node
-// goes on with the thread. No turn runs on two nodes at once: while the
-// killed node's lease lives, the others are refused.
+// goes on with the thread. No turn runs on two nodes at once: a turn
+// another node starts while the killed node's lease lives is queued, and
+// starts (on the node that queued it) only once that lease has ended.
 func TestFleetServesAThreadFromAnyNodeAndSurvivesAKill(t *testing.T) {
 	url := servicetest.Postgres(t)
 	redis, _ := servicetest.Redis(t)
@@ -203,34 +206,26 @@ func TestFleetServesAThreadFromAnyNodeAndSurvivesAKill(t *testing.T) {
 
 	c.call("turn/start", map[string]any{"threadId": th, "input": []map[string]any{{"type": "text", "text": "three"}}})
 	c.wait(func(m map[string]any) bool { return strings.Contains(fmt.Sprint(m["method"]), "delta") })
-	// The turn runs on c: the thread is c's until its lease ends.
-	if _, e := a.request("turn/start", map[string]any{"threadId": th, "input": []map[string]any{{"type": "text", "text": "too early"}}}); e == nil || e["code"].(float64) != -32016 {
-		t.Fatalf("a started a turn while c runs one: %v", e)
+	// The turn runs on c: the thread is c's until its lease ends. A turn
+	// a starts meanwhile is queued behind it (any node queues), and does
+	// not start while c's lease lives.
+	res, e := a.request("turn/start", map[string]any{"threadId": th, "input": []map[string]any{{"type": "text", "text": "too early"}}})
+	if e != nil || res["turn"].(map[string]any)["status"] != "queued" {
+		t.Fatalf("a's turn/start while c runs one: %v %v, want it queued", res, e)
 	}
 	if err := c.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	var res map[string]any
-	for {
-		r, e := a.request("turn/start", map[string]any{"threadId": th, "input": []map[string]any{{"type": "text", "text": "four"}}})
-		if e == nil {
-			res = r
-			break
-		}
-		if e["code"].(float64) != -32016 {
-			t.Fatalf("turn/start after the kill: %v", e)
-		}
-		if time.Since(killed) > 30*time.Second {
-			t.Fatalf("the killed node's thread is still busy %v after the kill", time.Since(killed))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Logf("the thread was free again %v after the kill (lease %v)", time.Since(killed).Round(10*time.Millisecond), pgstore.DefaultLease)
 	id := res["turn"].(map[string]any)["id"]
 	end := a.wait(func(m map[string]any) bool {
 		return m["method"] == "turn/completed" && m["params"].(map[string]any)["turn"].(map[string]any)["id"] == id
 	})
+	took := time.Since(killed)
+	t.Logf("the turn queued on a ran and ended %v after the kill (lease %v)", took.Round(10*time.Millisecond), pgstore.DefaultLease)
+	if took < pgstore.DefaultLease/2 {
+		t.Errorf("the queued turn ended %v after the kill, before c's lease could expire", took)
+	}
 	if got := end["params"].(map[string]any)["turn"].(map[string]any); got["status"] != "completed" || got["answer"] != "after the kill" {
 		t.Errorf("the turn after the kill ended %v", got)
 	}
@@ -260,5 +255,128 @@ func TestFleetServesAThreadFromAnyNodeAndSurvivesAKill(t *testing.T) {
 	}
 	if !marker {
 		t.Error("no marker tells the model the killed node's turn was cut")
+	}
+}
+
+// waitTurnEnd waits for the end of turn id on the node's connection and
+// returns the turn.
+func (n *node) waitTurnEnd(id any) map[string]any {
+	n.t.Helper()
+	end := n.wait(func(m map[string]any) bool {
+		return m["method"] == "turn/completed" && m["params"].(map[string]any)["turn"].(map[string]any)["id"] == id
+	})
+	return end["params"].(map[string]any)["turn"].(map[string]any)
+}
+
+func text(s string) []map[string]any { return []map[string]any{{"type": "text", "text": s}} }
+
+// Any node controls a turn that another runs: a turn started on node a is
+// steered from node b (the model reads the steer), paused for an approval
+// that node c answers (the turn goes on on node c), interrupted from node
+// c while node a streams, and a turn started on node b while node a runs
+// one is queued and run after it. Nothing acknowledged is lost: the
+// steered item and the approval's result are in the stored history once.
+func TestFleetControlsATurnFromAnyNode(t *testing.T) {
+	url := servicetest.Postgres(t)
+	redis, _ := servicetest.Redis(t)
+	slow := func(n int) string { return strings.Repeat("slow ", n) }
+	a := start(t, "a", url, redis, `rounds:
+  - text: "`+slow(120)+`"
+    chunk: 5
+    delay: 30ms
+  - text: heard metric
+    expect: [{last_user: {contains: metric}}]
+  - calls: [{id: w1, name: write_file, args: {path: a.txt, content: "hi\n"}}]
+  - text: "`+slow(400)+`"
+    chunk: 5
+    delay: 30ms
+  - text: queue ran
+    expect: [{last_user: {contains: queued}}]
+`, "--approval", "untrusted")
+	b := start(t, "b", url, redis, "rounds: []\n", "--approval", "untrusted")
+	c := start(t, "c", url, redis, `rounds:
+  - text: written
+    expect: [{result: {call: w1, tool: write_file, status: ok}}]
+`, "--approval", "untrusted")
+
+	th := a.call("thread/start", map[string]any{})["thread"].(map[string]any)["id"].(string)
+
+	// Steered from b while a streams.
+	res := a.call("turn/start", map[string]any{"threadId": th, "input": text("plan")})
+	t1 := res["turn"].(map[string]any)["id"]
+	a.wait(func(m map[string]any) bool { return strings.Contains(fmt.Sprint(m["method"]), "delta") })
+	// Three steers, from b and c: each acknowledged one is in the history
+	// once, in the order acknowledged.
+	var steerIDs []any
+	for i, n := range []*node{b, c, b} {
+		st := n.call("turn/steer", map[string]any{"threadId": th, "expectedTurnId": t1, "input": text(fmt.Sprintf("use metric units (%d)", i))})
+		steerIDs = append(steerIDs, st["itemId"])
+	}
+	if got := a.waitTurnEnd(t1); got["status"] != "completed" || got["answer"] != "heard metric" {
+		t.Fatalf("node a's turn steered from node b ended %v", got)
+	}
+
+	// Paused on a for an approval, answered on c.
+	res = a.call("turn/start", map[string]any{"threadId": th, "input": text("write it")})
+	t2 := res["turn"].(map[string]any)["id"]
+	a.wait(func(m map[string]any) bool { return m["method"] == "approval/requested" })
+	// The pause ends the run on node a: its turn/completed says paused.
+	if got := a.waitTurnEnd(t2); got["status"] != "paused" {
+		t.Fatalf("node a's turn ended %v, want paused for the approval", got)
+	}
+	c.call("approval/answer", map[string]any{"threadId": th, "turnId": t2, "callId": "w1", "decision": "approve"})
+	if got := c.waitTurnEnd(t2); got["status"] != "completed" || got["answer"] != "written" {
+		t.Fatalf("the turn answered on node c ended %v", got)
+	}
+
+	// Streaming on a; b queues a turn; c interrupts a's.
+	res = a.call("turn/start", map[string]any{"threadId": th, "input": text("talk")})
+	t3 := res["turn"].(map[string]any)["id"]
+	a.wait(func(m map[string]any) bool { return strings.Contains(fmt.Sprint(m["method"]), "delta") })
+	q := b.call("turn/start", map[string]any{"threadId": th, "input": text("queued one")})["turn"].(map[string]any)
+	if q["status"] != "queued" {
+		t.Fatalf("node b's turn/start while node a runs the thread: %v, want queued", q)
+	}
+	asked := time.Now()
+	c.call("turn/interrupt", map[string]any{"threadId": th, "turnId": t3})
+	if got := a.waitTurnEnd(t3); got["status"] != "interrupted" {
+		t.Fatalf("node a's turn interrupted from node c ended %v", got)
+	}
+	t.Logf("the interrupt from node c stopped node a's turn in %v", time.Since(asked).Round(time.Millisecond))
+	if got := a.waitTurnEnd(q["id"]); got["status"] != "completed" || got["answer"] != "queue ran" {
+		t.Fatalf("node b's queued turn ended %v on node a", got)
+	}
+
+	s, err := pgstore.Open(context.Background(), pgstore.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	snap, err := s.LoadThread(context.Background(), th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := llm.CheckHistory(snap.Items); err != nil {
+		t.Errorf("history: %v", err)
+	}
+	var steers []any
+	results := 0
+	for _, it := range snap.Items {
+		if it.Origin == llm.OriginSteer {
+			steers = append(steers, it.ID)
+		}
+		if r := it.Result(); r != nil && r.CallID == "w1" && r.Status == llm.ResultOK {
+			results++
+		}
+	}
+	if fmt.Sprint(steers) != fmt.Sprint(steerIDs) || results != 1 {
+		t.Errorf("the history holds the steers %v (acknowledged %v) and the approved call's result %d times, want each once", steers, steerIDs, results)
+	}
+	var statuses []string
+	for _, tu := range snap.Turns {
+		statuses = append(statuses, string(tu.Status))
+	}
+	if strings.Join(statuses, " ") != "completed completed interrupted completed" {
+		t.Errorf("turns %v", statuses)
 	}
 }

@@ -53,6 +53,11 @@ type Config struct {
 	// run, rein answer), where a run is the whole of the model's work; a
 	// runtime of many turns on one model (chat, serve) leaves it off.
 	Verify bool
+	// Control, when not nil and the store is a SharedStore, carries
+	// notices to the node running a turn that this one accepted steered
+	// input or an interrupt for (see SharedStore). Without it, that node
+	// reads them at the turn's next round boundary.
+	Control Control
 }
 
 // Input rewrites the input of turn turnID of thread th before the engine

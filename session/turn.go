@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -38,6 +39,9 @@ func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item
 	if err != nil {
 		return Turn{}, err
 	}
+	if err := s.fresh(ctx, th); err != nil {
+		return Turn{}, err
+	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	if a := th.active; a != nil && a.state != nil && a.answer == nil {
@@ -57,6 +61,10 @@ func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item
 	}
 	t.rec.Status = TurnInProgress
 	if err := s.claim(ctx, th, t); err != nil {
+		if s.shared() != nil && errors.Is(err, ErrTurnBusy) {
+			// Another node runs the thread: queued there.
+			return s.queueElsewhere(ctx, th, t)
+		}
 		return Turn{}, fmt.Errorf("session: start turn: %w", err)
 	}
 	th.turns = append(th.turns, t.rec)
@@ -128,6 +136,9 @@ func (s *Scheduler) Steer(ctx context.Context, threadID, expectedTurnID string, 
 	if err != nil {
 		return "", err
 	}
+	if sh := s.shared(); sh != nil && !runsHere(th) {
+		return s.steerElsewhere(ctx, sh, threadID, expectedTurnID, input)
+	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	t := th.active
@@ -163,6 +174,11 @@ func (s *Scheduler) Interrupt(ctx context.Context, threadID, turnID string) erro
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
 		return err
+	}
+	if sh := s.shared(); sh != nil && !runsHere(th) {
+		if done, err := s.interruptElsewhere(ctx, sh, th, turnID); done {
+			return err
+		}
 	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
@@ -207,6 +223,13 @@ func (s *Scheduler) Answer(ctx context.Context, threadID string, a loop.Answer) 
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
 		return err
+	}
+	if s.shared() != nil && !runsHere(th) {
+		// Another node may have paused, answered or ended the turn since
+		// this one read the thread.
+		if err := s.resync(ctx, th); err != nil {
+			return err
+		}
 	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
@@ -265,6 +288,9 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	var keeper *TraceKeeper
 	if s.c.Traces != nil {
 		keeper = &TraceKeeper{}
+	}
+	if sh := s.shared(); sh != nil {
+		s.mailbox(sh, th, t, cancel)
 	}
 	o, release, err := s.c.Setup(ctx, info)
 	if err == nil {
@@ -464,6 +490,7 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 // the end of the run that ended.
 func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 	if t := th.active; t != nil && t.state == nil {
+		var first *turnRun
 		th.active = nil
 		// Steer accepted after the turn's last read goes on as the next
 		// turn, ahead of the queue: it was meant for now.
@@ -471,6 +498,11 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 			nt := &turnRun{rec: &Turn{ID: loop.NewID("turn"), ThreadID: th.info.ID, Status: TurnQueued, Input: left, Started: s.c.Now()}, input: left}
 			th.turns = append(th.turns, nt.rec)
 			th.queue = slices.Insert(th.queue, 0, nt)
+			first = nt
+		}
+		if sh := s.shared(); sh != nil {
+			// Turns other nodes queued while this one ran the thread.
+			s.takeQueued(context.WithoutCancel(s.ctx), sh, th, first)
 		}
 	}
 	if th.active != nil || len(th.queue) == 0 {
@@ -494,6 +526,13 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 			th.active = t
 			th.notify()
 			return t, failed
+		}
+		if sh := s.shared(); sh != nil && !s.stillQueued(ctx, sh, th.info.ID, t.rec.ID) {
+			// Another node took it (the one that queued it, when this
+			// node's turn outlived its lease), or interrupted it: not
+			// this node's to end.
+			t.rec.Status = TurnQueued
+			continue
 		}
 		// Refused (another process took the thread meanwhile) or not
 		// written: the turn ends failed, saying why, and the next is

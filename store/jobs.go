@@ -55,6 +55,9 @@ func (s *Store) AddJob(ctx context.Context, j Job) (Job, error) {
 	}
 	j.Status, j.Created, j.Runs, j.LastRun = JobActive, time.Now(), 0, time.Time{}
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := s.checkThread(ctx, tx, j.Thread); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, thread, name, message, at, every, cron, tz, once, status, next_run, created)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			j.ID, j.Thread, j.Name, j.Message, nullTime(j.At), nullSeconds(j.Every), j.Cron, j.TZ, j.Once, string(j.Status), nullTime(j.Next), j.Created.UnixNano())

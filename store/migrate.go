@@ -244,11 +244,56 @@ ALTER TABLE notebooks_new RENAME TO notebooks;
 ALTER TABLE notes_new RENAME TO notes;
 CREATE INDEX notes_notebook ON notes (notebook, id);
 `,
+	// 9: scheduled jobs and undo entries name their thread without a
+	// foreign key: a server whose threads are in PostgreSQL keeps its
+	// tools' data here, for threads this file does not hold
+	// (Store.ThreadsElsewhere). DeleteThread deletes them itself.
+	`
+CREATE TABLE jobs_new (
+	id         TEXT PRIMARY KEY,
+	thread     TEXT NOT NULL,
+	name       TEXT NOT NULL DEFAULT '',
+	message    TEXT NOT NULL,
+	at         INTEGER,
+	every      INTEGER,
+	cron       TEXT NOT NULL DEFAULT '',
+	tz         TEXT NOT NULL DEFAULT '',
+	once       INTEGER NOT NULL DEFAULT 0,
+	status     TEXT NOT NULL,
+	next_run   INTEGER,
+	last_run   INTEGER,
+	runs       INTEGER NOT NULL DEFAULT 0,
+	created    INTEGER NOT NULL
+);
+INSERT INTO jobs_new SELECT id, thread, name, message, at, every, cron, tz, once, status, next_run, last_run, runs, created FROM jobs;
+DROP TABLE jobs;
+ALTER TABLE jobs_new RENAME TO jobs;
+CREATE INDEX jobs_due ON jobs (next_run) WHERE status = 'active';
+CREATE INDEX jobs_thread ON jobs (thread, created);
+CREATE TABLE undo_new (
+	thread    TEXT NOT NULL,
+	turn      TEXT NOT NULL,
+	seq       INTEGER NOT NULL,
+	kind      TEXT NOT NULL,
+	path      TEXT NOT NULL DEFAULT '',
+	existed   INTEGER NOT NULL DEFAULT 0,
+	before    BLOB,
+	mode      INTEGER NOT NULL DEFAULT 0,
+	too_large INTEGER NOT NULL DEFAULT 0,
+	after     TEXT NOT NULL DEFAULT '',
+	undone    INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (thread, turn, kind, path)
+);
+INSERT INTO undo_new SELECT thread, turn, seq, kind, path, existed, before, mode, too_large, after, undone FROM undo_entries;
+DROP TABLE undo_entries;
+ALTER TABLE undo_new RENAME TO undo_entries;
+CREATE INDEX undo_entries_thread ON undo_entries (thread, seq);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.

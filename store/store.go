@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -23,6 +24,9 @@ type Store struct {
 	// readOnly: the file could not be written when opened; every write
 	// fails with ErrReadOnly.
 	readOnly bool
+	// elsewhere: the threads of the tools' data are in another store
+	// (ThreadsElsewhere).
+	elsewhere atomic.Bool
 
 	mu     sync.RWMutex // guards closed against sends on ops
 	closed bool

@@ -197,6 +197,13 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 		if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("store: delete thread %s: %w", id, err)
 		}
+		// Jobs and undo entries name their thread without a foreign key
+		// (they may be of a thread kept elsewhere): deleted here.
+		for _, q := range []string{`DELETE FROM jobs WHERE thread = ?`, `DELETE FROM undo_entries WHERE thread = ?`} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return fmt.Errorf("store: delete thread %s: %w", id, err)
+			}
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM threads WHERE id = ?`, id)
 		if err != nil {
 			return fmt.Errorf("store: delete thread %s: %w", id, err)

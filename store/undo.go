@@ -17,6 +17,9 @@ var _ undo.Journal = (*Store)(nil)
 func (s *Store) AddUndo(ctx context.Context, e undo.Entry) (bool, error) {
 	var added bool
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := s.checkThread(ctx, tx, e.Thread); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO undo_entries (thread, turn, seq, kind, path, existed, before, mode, too_large, after)
 			SELECT ?, ?, coalesce(max(seq), 0) + 1, ?, ?, ?, ?, ?, ?, ? FROM undo_entries WHERE thread = ?
 			ON CONFLICT (thread, turn, kind, path) DO NOTHING`,

@@ -135,9 +135,11 @@ func (b *serveBackend) relayTo(sched *session.Scheduler, logw io.Writer) (stop f
 			fmt.Fprintln(logw, "rein: live events from other servers stopped:", err)
 		}
 	}()
+	ctlDone := runControl(ctx, b.relay, sched, logw)
 	return func() {
 		cancel()
 		<-done
+		<-ctlDone
 	}
 }
 

@@ -159,6 +159,10 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		return err
 	}
 	defer st.Close()
+	if threads != nil {
+		// The tools' data (jobs, undo) is of threads in PostgreSQL.
+		st.ThreadsElsewhere()
+	}
 	mcpm, err := startMCP(ctx, cmd.ErrOrStderr(), cfg)
 	if err != nil {
 		return usageError(err)
@@ -285,7 +289,7 @@ func (b *serveBackend) agent() *agent.Runtime {
 			Store: b.st, File: b.cfg, Defaults: defaults, MaxSandbox: f.sandbox, Tools: tools, Base: b.base,
 			Provider: provider.Config{BaseURL: f.baseURL, NoStream: b.noStream, Request: f.request, Warn: warnTo(b.logw)},
 			MCP:      b.mcp, Export: b.export, Log: b.logw,
-			Threads: b.threadStore(), Events: b.relayHandler(),
+			Threads: b.threadStore(), Events: b.relayHandler(), Control: b.control(),
 			// Read when a job is added: serve sets it once its cron
 			// scheduler exists, before any turn runs.
 			CronScheduled: func() {

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/reinhq/rein/internal/servicetest"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/pgstore"
 )
@@ -295,5 +297,65 @@ func TestQueuedBehindARunningTurnNotTaken(t *testing.T) {
 	}
 	if taken, err := b.Acquire(t.Context(), 5, nil); err != nil || len(taken) != 0 {
 		t.Fatalf("b took %+v, %v while the thread runs a turn", taken, err)
+	}
+}
+
+// A turn holds at most 256 steered inputs it has not read: more are
+// refused (a client cannot fill the database through a turn whose round
+// runs long), and once the turn reads them steering is accepted again.
+func TestSteersUnreadAreBounded(t *testing.T) {
+	url := servicetest.Postgres(t)
+	s := open(t, url, pgstore.Config{Node: "a", Lease: time.Minute})
+	newThread(t, s, "th")
+	claimTurn(t, s, "th", "turn")
+	for i := range 256 {
+		if err := s.AddSteer(t.Context(), "th", "turn", llm.Item{ID: fmt.Sprintf("s%d", i), Parts: llm.UserText("x").Parts}); err != nil {
+			t.Fatalf("steer %d: %v", i, err)
+		}
+	}
+	if err := s.AddSteer(t.Context(), "th", "turn", llm.Item{ID: "one-too-many", Parts: llm.UserText("x").Parts}); !errors.Is(err, pgstore.ErrTooManySteers) {
+		t.Fatalf("the 257th unread steer: %v, want ErrTooManySteers", err)
+	}
+	p, err := s.Pending(t.Context(), "th", "turn")
+	if err != nil || len(p.Steers) != 256 || p.Interrupt {
+		t.Fatalf("pending: %d steers, interrupt %v, %v; want the 256, no interrupt", len(p.Steers), p.Interrupt, err)
+	}
+	it := p.Steers[0]
+	rec(t, s, "th", it)
+	if err := s.AddSteer(t.Context(), "th", "turn", llm.Item{ID: "room-again", Parts: llm.UserText("x").Parts}); err != nil {
+		t.Fatalf("a steer once the turn read one: %v", err)
+	}
+}
+
+// An interrupt asked on any node is seen by the node running the turn,
+// for the lease it was asked under only; a queued turn ends at once.
+func TestRequestInterrupt(t *testing.T) {
+	url := servicetest.Postgres(t)
+	s := open(t, url, pgstore.Config{Node: "a", Lease: time.Minute})
+	other := open(t, url, pgstore.Config{Node: "b", Lease: time.Minute})
+	newThread(t, s, "th")
+	claimTurn(t, s, "th", "turn")
+	if err := other.SaveTurn(t.Context(), session.Turn{ID: "queued", ThreadID: "th", Status: session.TurnQueued}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := other.RequestInterrupt(t.Context(), "th", "turn"); err != nil || st != session.TurnInProgress {
+		t.Fatalf("interrupt of the running turn: %s, %v", st, err)
+	}
+	if p, err := s.Pending(t.Context(), "th", "turn"); err != nil || !p.Interrupt {
+		t.Fatalf("the running node's pending: %+v, %v; want the interrupt", p, err)
+	}
+	if st, err := other.RequestInterrupt(t.Context(), "th", "queued"); err != nil || st != session.TurnQueued {
+		t.Fatalf("interrupt of the queued turn: %s, %v", st, err)
+	}
+	if q, err := s.QueuedTurns(t.Context(), "th"); err != nil || len(q) != 0 {
+		t.Fatalf("queued turns after the interrupt: %v, %v; want none", q, err)
+	}
+	// The turn paused, then claimed again: the old interrupt is not its.
+	if err := s.SaveTurn(t.Context(), session.Turn{ID: "turn", ThreadID: "th", Status: session.TurnPaused, Pause: &record.Pause{}, State: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	claimTurn(t, s, "th", "turn")
+	if p, err := s.Pending(t.Context(), "th", "turn"); err != nil || p.Interrupt {
+		t.Fatalf("pending under a new lease: %+v, %v; want no interrupt", p, err)
 	}
 }

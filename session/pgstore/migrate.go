@@ -85,11 +85,17 @@ CREATE TABLE trace_events (
 	PRIMARY KEY (thread, seq)
 );
 `,
+	// 2: an interrupt asked for on any node, for the node running the
+	// turn: the fencing token of the lease it applies to (a turn claimed
+	// again under a new lease starts without it).
+	`
+ALTER TABLE turns ADD COLUMN interrupt_fence bigint NOT NULL DEFAULT 0;
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.

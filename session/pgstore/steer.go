@@ -10,11 +10,17 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
 )
 
 // ErrTurnNotRunning is matched by the error for input steered into a turn
-// that is not running.
-var ErrTurnNotRunning = errors.New("pgstore: the turn is not running")
+// that is not running: session's.
+var ErrTurnNotRunning = session.ErrTurnNotRunning
+
+// ErrTooManySteers is matched by the error for input steered into a turn
+// that has not read maxPending earlier ones yet (its round runs long):
+// wait for the turn to read them, or interrupt it.
+var ErrTooManySteers = errors.New("pgstore: too many steered inputs waiting; wait for the turn to read them")
 
 // AddSteer implements session.Store: the input is committed, the durable
 // acceptance, before the turn's runner (on whichever node) reads it; when
@@ -46,6 +52,13 @@ func (s *Store) AddSteer(ctx context.Context, threadID, turnID string, it llm.It
 		}
 		if status != statusRunning {
 			return fmt.Errorf("turn %s is %s: %w", turnID, status, ErrTurnNotRunning)
+		}
+		var unread int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM steers WHERE turn = $1 AND delivered IS NULL`, turnID).Scan(&unread); err != nil {
+			return fmt.Errorf("pgstore: steer: %w", err)
+		}
+		if unread >= maxPending {
+			return fmt.Errorf("pgstore: turn %s holds %d steered inputs it has not read yet: %w", turnID, unread, ErrTooManySteers)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO steers (id, thread, turn, item, created) VALUES ($1, $2, $3, $4, $5)`,
 			it.ID, threadID, turnID, string(b), time.Now().UnixNano()); err != nil {

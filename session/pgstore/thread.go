@@ -232,7 +232,13 @@ const turnColumns = `id, seq, status, stop_reason, answer, error, usage, cost, r
 // queryTurns reads a thread's turns in order, a paused turn with its pause
 // and state, and reports whether a running one holds an expired lease.
 func queryTurns(ctx context.Context, q pgx.Tx, threadID string) ([]session.Turn, bool, error) {
-	rows, err := q.Query(ctx, `SELECT `+turnColumns+` FROM turns WHERE thread = $1 ORDER BY seq`, threadID)
+	return queryTurnsWhere(ctx, q, threadID, "")
+}
+
+// queryTurnsWhere is queryTurns of the turns that also match and (a
+// constant condition such as "AND status = 'queued'", never input).
+func queryTurnsWhere(ctx context.Context, q pgx.Tx, threadID, and string) ([]session.Turn, bool, error) {
+	rows, err := q.Query(ctx, `SELECT `+turnColumns+` FROM turns WHERE thread = $1 `+and+` ORDER BY seq`, threadID)
 	if err != nil {
 		return nil, false, fmt.Errorf("pgstore: turns of %s: %w", threadID, err)
 	}
