@@ -197,6 +197,32 @@ type child struct {
 	Tools     []string    `json:"tools"`
 	MaxRounds int         `json:"max_rounds"`
 	State     *loop.State `json:"state,omitempty"`
+	// Charged is what of the child's turn was already charged to the
+	// parent's (before a pause): a resumed child's outcome counts its whole
+	// turn, and only the rest is charged again.
+	Charged charged `json:"charged,omitzero"`
+}
+
+// charged is a child's usage, cost and rounds charged to its parent.
+type charged struct {
+	Usage  llm.Usage `json:"usage,omitzero"`
+	Cost   float64   `json:"cost,omitempty"`
+	Rounds int       `json:"rounds,omitempty"`
+}
+
+// charge charges the parent with what the child's turn spent since it was
+// last charged: its tokens and cost, and its rounds against the parent's
+// round budget.
+func (c *child) charge(p *loop.Parent, out *loop.Outcome) {
+	u := out.Usage
+	u.InputTokens -= c.Charged.Usage.InputTokens
+	u.OutputTokens -= c.Charged.Usage.OutputTokens
+	u.CachedInputTokens -= c.Charged.Usage.CachedInputTokens
+	u.CacheWriteTokens -= c.Charged.Usage.CacheWriteTokens
+	u.ReasoningTokens -= c.Charged.Usage.ReasoningTokens
+	p.Charge(u, out.Cost-c.Charged.Cost)
+	p.ChargeRounds(out.Rounds - c.Charged.Rounds)
+	c.Charged = charged{Usage: out.Usage, Cost: out.Cost, Rounds: out.Rounds}
 }
 
 // Run implements tool.Tool.
@@ -303,7 +329,7 @@ func (t *Tool) result(ctx context.Context, p *loop.Parent, c *child, out *loop.O
 	if out == nil {
 		return failed("task: the sub-agent did not start: " + errText(err)), nil
 	}
-	p.Charge(out.Usage, out.Cost)
+	c.charge(p, out)
 	meta, _ := json.Marshal(map[string]any{
 		"thread_id": c.ThreadID, "turn_id": out.TurnID, "status": out.Status, "stop_reason": out.StopReason,
 		"rounds": out.Rounds, "usage": out.Usage, "cost": out.Cost,
