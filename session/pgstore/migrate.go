@@ -85,11 +85,19 @@ CREATE TABLE trace_events (
 	PRIMARY KEY (thread, seq)
 );
 `,
+	// 2: sub-agents' threads, linked to the parent thread's turn and call
+	// that ran them ('' for a thread a user started).
+	`
+ALTER TABLE threads ADD COLUMN parent_thread text NOT NULL DEFAULT '';
+ALTER TABLE threads ADD COLUMN parent_turn text NOT NULL DEFAULT '';
+ALTER TABLE threads ADD COLUMN parent_call text NOT NULL DEFAULT '';
+CREATE INDEX threads_parent ON threads (parent_thread) WHERE parent_thread <> '';
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.
