@@ -93,6 +93,11 @@ func (p *Parent) Options() Options {
 	return o
 }
 
+// Journal returns the turn's journal, nil when it has none: a tool that
+// runs a child turn may keep the child's history in the same store, as a
+// thread of its own (package agent/task).
+func (p *Parent) Journal() Journal { return p.r.o.Journal }
+
 // Left returns what was left of the turn's budgets when its current round
 // began.
 func (p *Parent) Left() Left {
