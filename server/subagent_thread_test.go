@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/agent/task"
@@ -80,6 +81,11 @@ func TestASubagentIsAThreadOfItsOwnLinkedToTheParentsCall(t *testing.T) {
 	}
 	if child.Thread.Parent == nil || *child.Thread.Parent != want {
 		t.Errorf("the child's own thread/read has the link %+v", child.Thread.Parent)
+	}
+	// The child's turn is the parent's call's: it is not started or
+	// answered on its own.
+	if e := c.callErr(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: kid.ID, Input: text("more")}); e.Code != protocol.CodeInvalidParams || !strings.Contains(e.Message, "sub-agent") {
+		t.Errorf("turn/start on the child: %+v", e)
 	}
 	// The parent's own tokens hold the child's.
 	if done.Turn.Usage.InputTokens != 340 {

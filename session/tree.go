@@ -1,6 +1,23 @@
 package session
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrSubagentThread is wrapped by the error for starting a turn on, or
+// answering, a sub-agent's thread: its turn is its parent's task call's,
+// and only the parent thread's turns start and answer it.
+var ErrSubagentThread = errors.New("session: the thread is a sub-agent's; its parent thread's turns run it")
+
+// checkNotChild refuses a sub-agent's thread; th.mu is held.
+func checkNotChild(th *thread) error {
+	if l := th.info.Parent; !l.IsZero() {
+		return fmt.Errorf("%w (thread %s was run by call %s of thread %s; continue or answer that thread)", ErrSubagentThread, th.info.ID, l.CallID, l.ThreadID)
+	}
+	return nil
+}
 
 // ListAllThreads lists the store's threads, sub-agents' threads included
 // (ListThreads leaves them out); a store that does not keep sub-agents'
