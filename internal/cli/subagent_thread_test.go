@@ -64,4 +64,8 @@ func TestASubagentsThreadIsTracedAndListedApart(t *testing.T) {
 	if !strings.Contains(stdout, parent) || strings.Contains(stdout, child) {
 		t.Errorf("sessions list shows:\n%s\nwant the parent %s and not the child %s", stdout, parent, child)
 	}
+	_, stdout, _ = runMain(t, context.Background(), "sessions", "list", "--children", "--db", db)
+	if !strings.Contains(stdout, child+" ") || !strings.Contains(stdout, "sub-agent of "+parent) {
+		t.Errorf("sessions list --children shows:\n%s\nwant the child %s linked to %s", stdout, child, parent)
+	}
 }
