@@ -216,7 +216,7 @@ func (s *Store) SetSettings(ctx context.Context, id string, st record.Settings) 
 }
 
 // DeleteThread removes a thread with its turns, items, pauses and steered
-// input. It refuses with a *TurnActiveError (ErrTurnActive) while a turn
+// input, and the threads of the sub-agents its turns ran. It refuses with a *TurnActiveError (ErrTurnActive) while a turn
 // of the thread runs in a live process.
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -236,7 +236,19 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 		if err != nil {
 			return fmt.Errorf("store: delete thread %s: %w", id, err)
 		}
-		return mustChange(res, "thread "+id)
+		if err := mustChange(res, "thread "+id); err != nil {
+			return err
+		}
+		// The threads of the sub-agents its turns ran, and theirs, go
+		// with it.
+		if _, err := tx.ExecContext(ctx, `
+WITH RECURSIVE tree(id) AS (
+	SELECT id FROM threads WHERE parent_thread = ?
+	UNION SELECT t.id FROM threads t JOIN tree ON t.parent_thread = tree.id)
+DELETE FROM threads WHERE id IN (SELECT id FROM tree)`, id); err != nil {
+			return fmt.Errorf("store: delete the sub-agents' threads of %s: %w", id, err)
+		}
+		return nil
 	})
 }
 
