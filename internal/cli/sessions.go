@@ -194,7 +194,7 @@ func newSessionsCmd() *cobra.Command {
 				return encodeSnake(cmd.OutOrStdout(), protocol.ExportOf(snap.Thread, snap.Turns, snap.Items))
 			}
 			writeSnapshot(cmd.OutOrStdout(), snap)
-			return nil
+			return writeFamily(cmd.Context(), cmd.OutOrStdout(), st, snap.Thread)
 		},
 	}
 	show.Flags().BoolVar(&showJSON, "json", false, "print the thread, its turns and items as JSON (protocol.ThreadExport's fields in snake_case)")

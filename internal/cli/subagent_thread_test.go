@@ -68,4 +68,12 @@ func TestASubagentsThreadIsTracedAndListedApart(t *testing.T) {
 	if !strings.Contains(stdout, child+" ") || !strings.Contains(stdout, "sub-agent of "+parent) {
 		t.Errorf("sessions list --children shows:\n%s\nwant the child %s linked to %s", stdout, child, parent)
 	}
+	_, stdout, _ = runMain(t, context.Background(), "sessions", "show", parent, "--db", db)
+	if !strings.Contains(stdout, "sub-agents") || !strings.Contains(stdout, child) {
+		t.Errorf("sessions show of the parent:\n%s\nwant its sub-agent %s", stdout, child)
+	}
+	_, stdout, _ = runMain(t, context.Background(), "sessions", "show", child, "--db", db)
+	if !strings.Contains(stdout, "sub-agent of thread "+parent) || !strings.Contains(stdout, "the file says alpha") {
+		t.Errorf("sessions show of the child:\n%s\nwant its items and its parent %s", stdout, parent)
+	}
 }
