@@ -83,6 +83,11 @@ type Batch struct {
 	Terminate int
 	// Pause is the honoured pause, or nil.
 	Pause *PauseRequest
+	// MorePauses are the round's other honoured pauses, in call order:
+	// pauses of tools that resume themselves (tool.Pause.Resume; two
+	// sub-agents that each wait for the user). Each is put to the user
+	// after Pause, and the turn goes on when all are answered.
+	MorePauses []PauseRequest
 	// Approvals are the indexes of calls waiting for the user's approval,
 	// in call order; their results are pending placeholders.
 	Approvals []int

@@ -392,6 +392,9 @@ func (r *Round) batch() *Batch {
 		b = &Batch{Results: make([]llm.Result, len(r.calls)), Timings: make([]Timing, len(r.calls))}
 	}
 	b.Terminate = -1
+	// plain: a pause that the answer alone resolves (no tool state to
+	// resume) is honoured; a second such pause is not.
+	plain := false
 	for i, k := range r.calls {
 		b.Results[i] = k.res
 		b.Timings[i] = k.timing
@@ -406,6 +409,14 @@ func (r *Round) batch() *Batch {
 		}
 		if b.Pause == nil {
 			b.Pause = &PauseRequest{Index: i, CallID: k.llm.ID, Pause: *k.pauseReq}
+			plain = k.pauseReq.Resume == nil
+			continue
+		}
+		if k.pauseReq.Resume != nil || !plain {
+			// A tool that resumes itself with the answer (a sub-agent):
+			// its pause waits its turn after the first.
+			b.MorePauses = append(b.MorePauses, PauseRequest{Index: i, CallID: k.llm.ID, Pause: *k.pauseReq})
+			plain = plain || k.pauseReq.Resume == nil
 			continue
 		}
 		// A second pause from a tool that is not a pause tool (an approval

@@ -31,6 +31,9 @@ type Parent struct {
 	// charged is the children's usage and cost not yet added to the turn's.
 	charged     llm.Usage
 	chargedCost float64
+	// chargedRounds are the children's rounds not yet added to the
+	// turn's round budget.
+	chargedRounds int
 }
 
 // Left is what is left of a turn's budgets when its current round began;
@@ -90,6 +93,11 @@ func (p *Parent) Options() Options {
 	return o
 }
 
+// Journal returns the turn's journal, nil when it has none: a tool that
+// runs a child turn may keep the child's history in the same store, as a
+// thread of its own (package agent/task).
+func (p *Parent) Journal() Journal { return p.r.o.Journal }
+
 // Left returns what was left of the turn's budgets when its current round
 // began.
 func (p *Parent) Left() Left {
@@ -112,6 +120,19 @@ func (p *Parent) Charge(u llm.Usage, cost float64) {
 	defer p.mu.Unlock()
 	p.charged = p.charged.Add(u)
 	p.chargedCost += cost
+}
+
+// ChargeRounds adds rounds a child ran to the turn's round budget: the
+// turn's max_rounds bounds its own rounds and its children's together. The
+// rounds count against the phase the turn is in (exploration, or
+// settlement once it began); the turn's own round numbering is unchanged.
+func (p *Parent) ChargeRounds(n int) {
+	if n <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.chargedRounds += n
 }
 
 // Emit shows a child's event on the turn's stream, carried by a Subagent
@@ -163,14 +184,22 @@ func (p *Parent) snapshot() {
 // usage and cost. Called on the run's goroutine.
 func (p *Parent) foldCharges() {
 	p.mu.Lock()
-	u, c := p.charged, p.chargedCost
-	p.charged, p.chargedCost = llm.Usage{}, 0
+	u, c, n := p.charged, p.chargedCost, p.chargedRounds
+	p.charged, p.chargedCost, p.chargedRounds = llm.Usage{}, 0, 0
 	p.mu.Unlock()
+	st := p.r.st
+	if n > 0 {
+		if st.ExplorationRound < p.r.o.MaxRounds {
+			st.ExplorationRound += n
+		} else {
+			st.SettlementRounds += n
+		}
+	}
 	if u == (llm.Usage{}) && c == 0 {
 		return
 	}
-	p.r.st.Usage = p.r.st.Usage.Add(u)
-	p.r.st.Cost += c
+	st.Usage = st.Usage.Add(u)
+	st.Cost += c
 }
 
 // serialWaiter lets one Wait through at a time.

@@ -49,7 +49,8 @@ type PauseMismatchError = record.PauseMismatchError
 var ErrNotPaused = record.ErrNotPaused
 
 // pause stops the turn for what the round asks of the user: each call
-// awaiting approval, in call order, then the honoured ask_user. An
+// awaiting approval, in call order, then the honoured ask_user and the
+// pauses of tools that resume themselves (sub-agents), in call order. An
 // in-process Waiter may answer at once; otherwise (or on its timeout) the
 // turn ends paused with a State to resume from. It returns nil when every
 // pause was answered and the turn goes on.
@@ -60,28 +61,37 @@ func (r *run) pause(res roundResult) (*Outcome, error) {
 		queue = append(queue, Pause{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, CallID: c.ID, Tool: c.Name, Kind: tool.PauseApproval, Args: c.Args})
 	}
 	if pr := res.batch.Pause; pr != nil {
-		var args string
-		if pr.Pause.Resume != nil && pr.Pause.Kind == tool.PauseApproval {
-			// A tool's own approval (a sub-agent's call): what the user
-			// approves is in its payload, which the clients that show a
-			// call's arguments show then.
-			args = string(pr.Pause.Payload)
-		}
-		queue = append(queue, Pause{
-			Args:      args,
-			ThreadID:  r.st.ThreadID,
-			TurnID:    r.st.TurnID,
-			CallID:    pr.CallID,
-			Tool:      res.batch.Results[pr.Index].Name,
-			Kind:      pr.Pause.Kind,
-			Intro:     pr.Pause.Intro,
-			Questions: pr.Pause.Questions,
-			Payload:   pr.Pause.Payload,
-			Resume:    pr.Pause.Resume,
-		})
+		queue = append(queue, r.toolPause(res, pr))
+	}
+	for i := range res.batch.MorePauses {
+		// Two sub-agents waiting for the user: each is asked in turn.
+		queue = append(queue, r.toolPause(res, &res.batch.MorePauses[i]))
 	}
 	r.st.Pause, r.st.Pending = &queue[0], queue[1:]
 	return r.waitPauses()
+}
+
+// toolPause is the pause a call's tool asked for.
+func (r *run) toolPause(res roundResult, pr *dispatch.PauseRequest) Pause {
+	var args string
+	if pr.Pause.Resume != nil && pr.Pause.Kind == tool.PauseApproval {
+		// A tool's own approval (a sub-agent's call): what the user
+		// approves is in its payload, which the clients that show a
+		// call's arguments show then.
+		args = string(pr.Pause.Payload)
+	}
+	return Pause{
+		Args:      args,
+		ThreadID:  r.st.ThreadID,
+		TurnID:    r.st.TurnID,
+		CallID:    pr.CallID,
+		Tool:      res.batch.Results[pr.Index].Name,
+		Kind:      pr.Pause.Kind,
+		Intro:     pr.Pause.Intro,
+		Questions: pr.Pause.Questions,
+		Payload:   pr.Pause.Payload,
+		Resume:    pr.Pause.Resume,
+	}
 }
 
 // waitPauses presents the current pause and those queued after it. It

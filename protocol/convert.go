@@ -24,8 +24,13 @@ func StatusOf(s record.Status) string {
 // ThreadOf is a thread on the wire.
 func ThreadOf(th record.Thread) Thread {
 	c := th.Settings
+	var parent *ThreadLink
+	if !th.Parent.IsZero() {
+		parent = &ThreadLink{ThreadID: th.Parent.ThreadID, TurnID: th.Parent.TurnID, CallID: th.Parent.CallID}
+	}
 	return Thread{
-		ID: th.ID, Workspace: c.Workspace, Model: c.Model, Instructions: c.Instructions,
+		Parent: parent,
+		ID:     th.ID, Workspace: c.Workspace, Model: c.Model, Instructions: c.Instructions,
 		EnableTools: c.EnableTools, DisableTools: c.DisableTools, ForceTools: c.ForceTools, Approval: c.Approval, Sandbox: c.Sandbox, MaxRounds: c.MaxRounds,
 		Approved: c.Approved, CreatedAt: th.Created, UpdatedAt: th.Updated, Title: th.Title, TurnCount: th.Turns,
 	}

@@ -106,6 +106,9 @@ type ThreadResumeParams struct {
 type ThreadListParams struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many threads (default 50)"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"the nextCursor of the previous page"`
+	// IncludeChildren lists sub-agents' threads too; by default only the
+	// threads users started are listed.
+	IncludeChildren bool `json:"includeChildren,omitempty" jsonschema:"list sub-agents' threads too (default: only the threads users started)"`
 }
 
 // ThreadListResult is the result of thread/list, most recently updated
@@ -126,6 +129,10 @@ type ThreadReadResult struct {
 	Thread Thread `json:"thread"`
 	Turns  []Turn `json:"turns"`
 	Items  []Item `json:"items"`
+	// Children are the threads of the sub-agents that the thread's turns
+	// ran (the task tool), oldest first, each with its parent link; read
+	// one with thread/read of its id.
+	Children []Thread `json:"children,omitempty" jsonschema:"the threads of the sub-agents this thread's turns ran; read each with thread/read"`
 }
 
 // InputPart is one part of a user's input.
@@ -230,6 +237,17 @@ type Thread struct {
 	Approved     []string  `json:"approved,omitempty" jsonschema:"tools approved for the whole thread"`
 	CreatedAt    time.Time `json:"createdAt"`
 	UpdatedAt    time.Time `json:"updatedAt"`
+	// Parent is set on a sub-agent's thread: the parent thread's turn and
+	// call that ran it.
+	Parent *ThreadLink `json:"parent,omitempty" jsonschema:"on a sub-agent's thread: the parent thread, turn and task call that ran it"`
+}
+
+// ThreadLink names the call of a parent thread's turn that ran a
+// sub-agent's thread.
+type ThreadLink struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+	CallID   string `json:"callId"`
 }
 
 // Turn is a turn on the wire.

@@ -12,7 +12,21 @@ type Thread struct {
 	Settings Settings
 	// Turns counts the thread's turns (read only: the store counts them).
 	Turns int
+	// Parent links a sub-agent's thread to the call that ran it; zero for
+	// a thread a user started. Set when the thread is first saved.
+	Parent Link
 }
+
+// Link names the tool call of a parent thread's turn that ran a child
+// thread (a sub-agent, package agent/task).
+type Link struct {
+	ThreadID string `json:"thread_id,omitempty"`
+	TurnID   string `json:"turn_id,omitempty"`
+	CallID   string `json:"call_id,omitempty"`
+}
+
+// IsZero reports whether l links to nothing: a top-level thread.
+func (l Link) IsZero() bool { return l.ThreadID == "" }
 
 // Settings are what a thread's turns start from (DESIGN §9, thread/start).
 // Empty fields take the defaults of whoever runs the turn.

@@ -65,7 +65,7 @@ func toError(err error) *protocol.Error {
 		return &protocol.Error{Code: protocol.CodePauseMismatch, Message: err.Error(), Data: &protocol.ErrorData{Kind: "pauseMismatch", ExpectedTurnID: pm.WantTurn}}
 	case errors.Is(err, loop.ErrNotPaused):
 		return &protocol.Error{Code: protocol.CodeNotPaused, Message: err.Error(), Data: &protocol.ErrorData{Kind: "notPaused"}}
-	case errors.Is(err, session.ErrEmptyInput), errors.Is(err, loop.ErrNoDecision):
+	case errors.Is(err, session.ErrEmptyInput), errors.Is(err, loop.ErrNoDecision), errors.Is(err, session.ErrSubagentThread):
 		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: err.Error(), Data: &protocol.ErrorData{Kind: "invalidParams"}}
 	}
 	return &protocol.Error{Code: protocol.CodeInternal, Message: err.Error(), Data: &protocol.ErrorData{Kind: "internal"}}

@@ -107,7 +107,11 @@ func (c *conn) threadList(ctx context.Context, raw json.RawMessage) (any, error)
 		limit = defaultListLimit
 	}
 	limit = min(limit, maxListLimit)
-	ths, next, err := c.s.c.Sessions.ListThreads(ctx, limit, p.Cursor)
+	list := c.s.c.Sessions.ListThreads
+	if p.IncludeChildren {
+		list = c.s.c.Sessions.ListAllThreads
+	}
+	ths, next, err := list(ctx, limit, p.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +134,15 @@ func (c *conn) threadRead(ctx context.Context, raw json.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	return protocol.ReadOf(snap.Thread, snap.Turns, snap.Items), nil
+	out := protocol.ReadOf(snap.Thread, snap.Turns, snap.Items)
+	kids, err := c.s.c.Sessions.ListChildren(ctx, p.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range kids {
+		out.Children = append(out.Children, protocol.ThreadOf(k))
+	}
+	return out, nil
 }
 
 // input converts the parts of a user's input to one user item.

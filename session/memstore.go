@@ -39,6 +39,8 @@ func (m *MemStore) SaveThread(_ context.Context, th Thread) error {
 	defer m.mu.Unlock()
 	th.Settings.Approved = slices.Clone(th.Settings.Approved)
 	if t, ok := m.threads[th.ID]; ok {
+		// The link is the first save's, as the SQL stores keep it.
+		th.Parent = t.th.Parent
 		t.th = th
 		return nil
 	}
@@ -70,11 +72,44 @@ func (m *MemStore) LoadThread(_ context.Context, id string) (*Snapshot, error) {
 	return snap, nil
 }
 
-// ListThreads implements Store.
-func (m *MemStore) ListThreads(_ context.Context, limit int, cursor string) ([]Thread, string, error) {
+// ListThreads implements Store: the threads users started.
+func (m *MemStore) ListThreads(ctx context.Context, limit int, cursor string) ([]Thread, string, error) {
+	return m.list(false, limit, cursor)
+}
+
+// ListAllThreads implements ThreadTree.
+func (m *MemStore) ListAllThreads(ctx context.Context, limit int, cursor string) ([]Thread, string, error) {
+	return m.list(true, limit, cursor)
+}
+
+// ListChildren implements ThreadTree.
+func (m *MemStore) ListChildren(_ context.Context, id string) ([]Thread, error) {
+	m.mu.Lock()
+	var out []Thread
+	for _, t := range m.threads {
+		if t.th.Parent.ThreadID == id {
+			th := t.th
+			th.Turns = len(t.turns)
+			out = append(out, th)
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out, func(a, b Thread) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+func (m *MemStore) list(children bool, limit int, cursor string) ([]Thread, string, error) {
 	m.mu.Lock()
 	all := make([]Thread, 0, len(m.threads))
 	for _, t := range m.threads {
+		if !children && !t.th.Parent.IsZero() {
+			continue
+		}
 		th := t.th
 		th.Turns = len(t.turns)
 		all = append(all, th)

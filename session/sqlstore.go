@@ -96,6 +96,16 @@ func (a *SQLStore) ListThreads(ctx context.Context, limit int, cursor string) ([
 	return a.s.Threads(ctx, limit, cursor)
 }
 
+// ListAllThreads implements ThreadTree.
+func (a *SQLStore) ListAllThreads(ctx context.Context, limit int, cursor string) ([]Thread, string, error) {
+	return a.s.AllThreads(ctx, limit, cursor)
+}
+
+// ListChildren implements ThreadTree.
+func (a *SQLStore) ListChildren(ctx context.Context, id string) ([]Thread, error) {
+	return a.s.Children(ctx, id)
+}
+
 // Record implements Store.
 func (a *SQLStore) Record(ctx context.Context, threadID string, it llm.Item) error {
 	return notFound(a.s.Record(ctx, threadID, it))

@@ -23,7 +23,8 @@ type Store interface {
 	// yet (Snapshot.Steers). A missing thread is an error matching
 	// ErrThreadNotFound.
 	LoadThread(ctx context.Context, id string) (*Snapshot, error)
-	// ListThreads returns up to limit threads, most recently updated first,
+	// ListThreads returns up to limit threads that users started (not
+	// sub-agents' threads: ThreadTree lists those), most recently updated first,
 	// starting after cursor (""), and the cursor of the next page ("" at
 	// the end).
 	ListThreads(ctx context.Context, limit int, cursor string) ([]Thread, string, error)
@@ -47,6 +48,17 @@ type Store interface {
 	// reads it. The item has its id; when the turn reads it, Record
 	// commits it to the history under the same id, which marks it read.
 	AddSteer(ctx context.Context, threadID, turnID string, it llm.Item) error
+}
+
+// ThreadTree is implemented by a Store that keeps sub-agents' threads
+// (Thread.Parent links each to the call that ran it): MemStore, SQLStore
+// and pgstore's.
+type ThreadTree interface {
+	// ListChildren returns the threads of the sub-agents that turns of
+	// thread id ran, oldest first.
+	ListChildren(ctx context.Context, id string) ([]Thread, error)
+	// ListAllThreads is ListThreads with sub-agents' threads listed too.
+	ListAllThreads(ctx context.Context, limit int, cursor string) ([]Thread, string, error)
 }
 
 // Claim is what claiming a turn found.

@@ -44,6 +44,9 @@ func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item
 	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
+	if err := checkNotChild(th); err != nil {
+		return Turn{}, err
+	}
 	if a := th.active; a != nil && a.state != nil && a.answer == nil {
 		return Turn{}, fmt.Errorf("%w (turn %s, call %s)", ErrTurnPaused, a.rec.ID, a.state.Pause.CallID)
 	}
@@ -233,6 +236,9 @@ func (s *Scheduler) Answer(ctx context.Context, threadID string, a loop.Answer) 
 	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
+	if err := checkNotChild(th); err != nil {
+		return err
+	}
 	t := th.active
 	if t == nil || t.state == nil || t.answer != nil || t.state.Pause == nil {
 		return loop.ErrNotPaused

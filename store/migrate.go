@@ -289,11 +289,19 @@ DROP TABLE undo_entries;
 ALTER TABLE undo_new RENAME TO undo_entries;
 CREATE INDEX undo_entries_thread ON undo_entries (thread, seq);
 `,
+	// 10: sub-agents' threads, linked to the parent thread's turn and call
+	// that ran them ('' for a thread a user started).
+	`
+ALTER TABLE threads ADD COLUMN parent_thread TEXT NOT NULL DEFAULT '';
+ALTER TABLE threads ADD COLUMN parent_turn TEXT NOT NULL DEFAULT '';
+ALTER TABLE threads ADD COLUMN parent_call TEXT NOT NULL DEFAULT '';
+CREATE INDEX threads_parent ON threads (parent_thread) WHERE parent_thread <> '';
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.

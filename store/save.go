@@ -17,7 +17,8 @@ import (
 // not keep turns in memory (the command line).
 
 // SaveThread creates the thread or updates its title, workspace, model and
-// settings. Created is kept from the first save; Updated becomes now.
+// settings. Created and the Parent link are kept from the first save;
+// Updated becomes now.
 func (s *Store) SaveThread(ctx context.Context, t record.Thread) error {
 	if t.ID == "" {
 		return errors.New("store: SaveThread: the thread has no id")
@@ -33,10 +34,10 @@ func (s *Store) SaveThread(ctx context.Context, t record.Thread) error {
 	}
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `
-INSERT INTO threads (id, created, updated, title, workspace, model, settings) VALUES (?, ?, ?, ?, ?, ?, ?)
+INSERT INTO threads (id, created, updated, title, workspace, model, settings, parent_thread, parent_turn, parent_call) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, workspace = excluded.workspace, model = excluded.model,
 	settings = excluded.settings, title = CASE WHEN excluded.title = '' THEN threads.title ELSE excluded.title END`,
-			t.ID, created, now, shortTitle(t.Title), t.Settings.Workspace, t.Settings.Model, settings)
+			t.ID, created, now, shortTitle(t.Title), t.Settings.Workspace, t.Settings.Model, settings, t.Parent.ThreadID, t.Parent.TurnID, t.Parent.CallID)
 		if err != nil {
 			return fmt.Errorf("store: save thread %s: %w", t.ID, err)
 		}

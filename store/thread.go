@@ -85,13 +85,13 @@ func (s *Store) CreateThread(ctx context.Context, t record.Thread) (record.Threa
 	return t, nil
 }
 
-const threadColumns = `id, created, updated, title, workspace, model, settings, (SELECT count(*) FROM turns WHERE turns.thread = threads.id)`
+const threadColumns = `id, created, updated, title, workspace, model, settings, (SELECT count(*) FROM turns WHERE turns.thread = threads.id), parent_thread, parent_turn, parent_call`
 
 func scanThread(sc interface{ Scan(...any) error }) (record.Thread, error) {
 	var t record.Thread
 	var created, updated int64
 	var settings string
-	if err := sc.Scan(&t.ID, &created, &updated, &t.Title, &t.Settings.Workspace, &t.Settings.Model, &settings, &t.Turns); err != nil {
+	if err := sc.Scan(&t.ID, &created, &updated, &t.Title, &t.Settings.Workspace, &t.Settings.Model, &settings, &t.Turns, &t.Parent.ThreadID, &t.Parent.TurnID, &t.Parent.CallID); err != nil {
 		return record.Thread{}, err
 	}
 	t.Created, t.Updated = time.Unix(0, created), time.Unix(0, updated)
@@ -113,10 +113,42 @@ func (s *Store) Thread(ctx context.Context, id string) (record.Thread, error) {
 	return t, nil
 }
 
-// Threads lists threads, most recently updated first, at most limit of them
-// (all when limit <= 0) after cursor ("" for the first page). next is the
-// cursor of the page after this one, "" when there is none.
+// Threads lists the threads users started (not sub-agents' threads: see
+// AllThreads and Children), most recently updated first, at most limit of
+// them (all when limit <= 0) after cursor ("" for the first page). next is
+// the cursor of the page after this one, "" when there is none.
 func (s *Store) Threads(ctx context.Context, limit int, cursor string) (threads []record.Thread, next string, err error) {
+	return s.threads(ctx, false, limit, cursor)
+}
+
+// AllThreads is Threads with sub-agents' threads listed too.
+func (s *Store) AllThreads(ctx context.Context, limit int, cursor string) (threads []record.Thread, next string, err error) {
+	return s.threads(ctx, true, limit, cursor)
+}
+
+// Children returns the threads of the sub-agents that turns of thread id
+// ran, oldest first.
+func (s *Store) Children(ctx context.Context, id string) ([]record.Thread, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+threadColumns+` FROM threads WHERE parent_thread = ? ORDER BY created, id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: children of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []record.Thread
+	for rows.Next() {
+		t, err := scanThread(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: children of %s: %w", id, err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: children of %s: %w", id, err)
+	}
+	return out, nil
+}
+
+func (s *Store) threads(ctx context.Context, all bool, limit int, cursor string) (threads []record.Thread, next string, err error) {
 	var upd int64 = 1<<63 - 1
 	var after string
 	if cursor != "" {
@@ -127,10 +159,13 @@ func (s *Store) Threads(ctx context.Context, limit int, cursor string) (threads 
 		}
 		upd, after = n, id
 	}
-	q := `SELECT ` + threadColumns + ` FROM threads`
+	q := `SELECT ` + threadColumns + ` FROM threads WHERE true`
 	args := []any{}
+	if !all {
+		q += ` AND parent_thread = ''`
+	}
 	if cursor != "" {
-		q += ` WHERE (updated, id) < (?, ?)`
+		q += ` AND (updated, id) < (?, ?)`
 		args = append(args, upd, after)
 	}
 	q += ` ORDER BY updated DESC, id DESC`
@@ -181,7 +216,7 @@ func (s *Store) SetSettings(ctx context.Context, id string, st record.Settings) 
 }
 
 // DeleteThread removes a thread with its turns, items, pauses and steered
-// input. It refuses with a *TurnActiveError (ErrTurnActive) while a turn
+// input, and the threads of the sub-agents its turns ran. It refuses with a *TurnActiveError (ErrTurnActive) while a turn
 // of the thread runs in a live process.
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -208,7 +243,19 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 		if err != nil {
 			return fmt.Errorf("store: delete thread %s: %w", id, err)
 		}
-		return mustChange(res, "thread "+id)
+		if err := mustChange(res, "thread "+id); err != nil {
+			return err
+		}
+		// The threads of the sub-agents its turns ran, and theirs, go
+		// with it.
+		if _, err := tx.ExecContext(ctx, `
+WITH RECURSIVE tree(id) AS (
+	SELECT id FROM threads WHERE parent_thread = ?
+	UNION SELECT t.id FROM threads t JOIN tree ON t.parent_thread = tree.id)
+DELETE FROM threads WHERE id IN (SELECT id FROM tree)`, id); err != nil {
+			return fmt.Errorf("store: delete the sub-agents' threads of %s: %w", id, err)
+		}
+		return nil
 	})
 }
 

@@ -83,4 +83,7 @@ func TestASubagentsTurnIsNestedUnderItsCall(t *testing.T) {
 	if s := page.String(); !strings.Contains(s, "sub-agent · thread thread_c") || !strings.Contains(s, "400 tokens") {
 		t.Errorf("the page does not show the sub-agent with its tokens")
 	}
+	if s := page.String(); !strings.Contains(s, "rein trace thread_c") {
+		t.Errorf("the page does not link the sub-agent's own trace")
+	}
 }

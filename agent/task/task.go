@@ -26,6 +26,7 @@ import (
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -193,10 +194,40 @@ const subagentPrompt = "You are a sub-agent: another agent handed you the task i
 // child is what a child turn is built from, kept in a paused call's state
 // so the answer resumes the same child.
 type child struct {
-	ThreadID  string      `json:"thread_id"`
+	ThreadID string `json:"thread_id"`
+	TurnID   string `json:"turn_id,omitempty"`
+	// Link is the parent's call that runs the child, set once the child's
+	// thread is kept in the parent's store.
+	Link      record.Link `json:"link,omitzero"`
 	Tools     []string    `json:"tools"`
 	MaxRounds int         `json:"max_rounds"`
 	State     *loop.State `json:"state,omitempty"`
+	// Charged is what of the child's turn was already charged to the
+	// parent's (before a pause): a resumed child's outcome counts its whole
+	// turn, and only the rest is charged again.
+	Charged charged `json:"charged,omitzero"`
+}
+
+// charged is a child's usage, cost and rounds charged to its parent.
+type charged struct {
+	Usage  llm.Usage `json:"usage,omitzero"`
+	Cost   float64   `json:"cost,omitempty"`
+	Rounds int       `json:"rounds,omitempty"`
+}
+
+// charge charges the parent with what the child's turn spent since it was
+// last charged: its tokens and cost, and its rounds against the parent's
+// round budget.
+func (c *child) charge(p *loop.Parent, out *loop.Outcome) {
+	u := out.Usage
+	u.InputTokens -= c.Charged.Usage.InputTokens
+	u.OutputTokens -= c.Charged.Usage.OutputTokens
+	u.CachedInputTokens -= c.Charged.Usage.CachedInputTokens
+	u.CacheWriteTokens -= c.Charged.Usage.CacheWriteTokens
+	u.ReasoningTokens -= c.Charged.Usage.ReasoningTokens
+	p.Charge(u, out.Cost-c.Charged.Cost)
+	p.ChargeRounds(out.Rounds - c.Charged.Rounds)
+	c.Charged = charged{Usage: out.Usage, Cost: out.Cost, Rounds: out.Rounds}
 }
 
 // Run implements tool.Tool.
@@ -230,16 +261,21 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Output, error) {
 	if rounds == 0 {
 		rounds = loop.DefaultMaxRounds
 	}
-	c := &child{ThreadID: loop.NewID("thread"), MaxRounds: min(rounds, left.Rounds)}
+	c := &child{ThreadID: loop.NewID("thread"), TurnID: loop.NewID("turn"), MaxRounds: min(rounds, left.Rounds)}
 	for _, tl := range tools {
 		c.Tools = append(c.Tools, tl.Spec().Name)
 	}
-	eng, err := t.engine(p, o, tools, c, call.ID)
+	k := keeperOf(p)
+	if !c.open(ctx, k, p, call.ID, in.Description) {
+		k = nil
+	}
+	eng, err := t.engine(p, o, tools, c, call.ID, k)
 	if err != nil {
 		return failed("task: " + err.Error()), nil
 	}
 	input := llm.UserText(in.Prompt)
-	out, err := eng.Run(ctx, loop.Turn{ThreadID: c.ThreadID, Input: []llm.Item{input}, Approved: p.Approved()})
+	out, err := eng.Run(ctx, loop.Turn{ThreadID: c.ThreadID, ID: c.TurnID, Input: []llm.Item{input}, Approved: p.Approved()})
+	c.close(ctx, k, out, err)
 	return t.result(ctx, p, c, out, err)
 }
 
@@ -268,19 +304,32 @@ func (t *Tool) Resume(ctx context.Context, call tool.Call, state, answer json.Ra
 		}
 		tools = append(tools, tl)
 	}
-	eng, err := t.engine(p, o, tools, &c, call.ID)
+	var k keeper
+	if !c.Link.IsZero() {
+		// A child kept as a thread goes on being kept.
+		k = keeperOf(p)
+		if !c.open(ctx, k, p, call.ID, "") {
+			k = nil
+		}
+	}
+	eng, err := t.engine(p, o, tools, &c, call.ID, k)
 	if err != nil {
 		return failed("task: " + err.Error()), nil
 	}
 	st := c.State
 	c.State = nil
 	out, err := eng.Resume(ctx, st, a)
+	c.close(ctx, k, out, err)
 	return t.result(ctx, p, &c, out, err)
 }
 
-// engine builds the child's engine from the parent's options.
-func (t *Tool) engine(p *loop.Parent, o loop.Options, tools []tool.Tool, c *child, callID string) (*loop.Engine, error) {
+// engine builds the child's engine from the parent's options; k, when not
+// nil, keeps the child's history in its thread.
+func (t *Tool) engine(p *loop.Parent, o loop.Options, tools []tool.Tool, c *child, callID string, k keeper) (*loop.Engine, error) {
 	left := p.Left()
+	if k != nil {
+		o.Journal = k
+	}
 	o.Tools = tool.NewSet(tools...)
 	o.System = strings.TrimSpace(o.System + "\n\n" + subagentPrompt)
 	o.MaxRounds = max(1, min(c.MaxRounds, loop.MaxMaxRounds))
@@ -303,7 +352,7 @@ func (t *Tool) result(ctx context.Context, p *loop.Parent, c *child, out *loop.O
 	if out == nil {
 		return failed("task: the sub-agent did not start: " + errText(err)), nil
 	}
-	p.Charge(out.Usage, out.Cost)
+	c.charge(p, out)
 	meta, _ := json.Marshal(map[string]any{
 		"thread_id": c.ThreadID, "turn_id": out.TurnID, "status": out.Status, "stop_reason": out.StopReason,
 		"rounds": out.Rounds, "usage": out.Usage, "cost": out.Cost,

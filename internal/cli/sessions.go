@@ -104,7 +104,7 @@ func newSessionsCmd() *cobra.Command {
 	cmd.PersistentFlags().StringVar(&db, "db", "", dbFlagUsage)
 
 	var limit int
-	var asJSON, all bool
+	var asJSON, all, children bool
 	var workspace string
 	list := &cobra.Command{
 		Use:   "list",
@@ -117,6 +117,11 @@ func newSessionsCmd() *cobra.Command {
 			}
 			defer st.Close()
 			threads, next, err := listThreads(cmd.Context(), st, all, workspace, limit)
+			if children {
+				// Sub-agents' threads have no workspace of their own.
+				all = true
+				threads, next, err = st.AllThreads(cmd.Context(), limit, "")
+			}
 			if err != nil {
 				return err
 			}
@@ -141,7 +146,11 @@ func newSessionsCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tTITLE")
 			for _, t := range threads {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", t.ID, t.Updated.Local().Format(time.DateTime), t.Turns, shorten(t.Title, 60))
+				title := shorten(t.Title, 60)
+				if !t.Parent.IsZero() {
+					title += " (sub-agent of " + t.Parent.ThreadID + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", t.ID, t.Updated.Local().Format(time.DateTime), t.Turns, title)
 			}
 			if next != "" {
 				fmt.Fprintf(tw, "…\t(more: raise --limit)\t\t\n")
@@ -151,6 +160,7 @@ func newSessionsCmd() *cobra.Command {
 	}
 	list.Flags().IntVar(&limit, "limit", 50, "at most this many threads (0: all)")
 	list.Flags().BoolVar(&all, "all", false, "list the threads of every workspace, not only this one's")
+	list.Flags().BoolVar(&children, "children", false, "list sub-agents' threads too (every workspace's: a sub-agent's thread has none)")
 	list.Flags().StringVarP(&workspace, "workspace", "C", "", "the workspace whose threads to list (default: the current directory)")
 	list.Flags().BoolVar(&asJSON, "json", false, "print {threads, next_cursor} as JSON: thread/list's fields in snake_case")
 
@@ -184,7 +194,7 @@ func newSessionsCmd() *cobra.Command {
 				return encodeSnake(cmd.OutOrStdout(), protocol.ExportOf(snap.Thread, snap.Turns, snap.Items))
 			}
 			writeSnapshot(cmd.OutOrStdout(), snap)
-			return nil
+			return writeFamily(cmd.Context(), cmd.OutOrStdout(), st, snap.Thread)
 		},
 	}
 	show.Flags().BoolVar(&showJSON, "json", false, "print the thread, its turns and items as JSON (protocol.ThreadExport's fields in snake_case)")

@@ -91,11 +91,19 @@ CREATE TABLE trace_events (
 	`
 ALTER TABLE turns ADD COLUMN interrupt_fence bigint NOT NULL DEFAULT 0;
 `,
+	// 3: sub-agents' threads, linked to the parent thread's turn and call
+	// that ran them ('' for a thread a user started).
+	`
+ALTER TABLE threads ADD COLUMN parent_thread text NOT NULL DEFAULT '';
+ALTER TABLE threads ADD COLUMN parent_turn text NOT NULL DEFAULT '';
+ALTER TABLE threads ADD COLUMN parent_call text NOT NULL DEFAULT '';
+CREATE INDEX threads_parent ON threads (parent_thread) WHERE parent_thread <> '';
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.

@@ -83,23 +83,23 @@ func (s *Store) SaveThread(ctx context.Context, th session.Thread) error {
 		created = th.Created.UnixNano()
 	}
 	_, err = s.pool.Exec(ctx, `
-INSERT INTO threads (id, created, updated, title, settings) VALUES ($1, $2, $3, $4, $5)
+INSERT INTO threads (id, created, updated, title, settings, parent_thread, parent_turn, parent_call) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, settings = excluded.settings,
 	title = CASE WHEN excluded.title = '' THEN threads.title ELSE excluded.title END`,
-		th.ID, created, now, shortTitle(th.Title), settings)
+		th.ID, created, now, shortTitle(th.Title), settings, th.Parent.ThreadID, th.Parent.TurnID, th.Parent.CallID)
 	if err != nil {
 		return fmt.Errorf("pgstore: save thread %s: %w", th.ID, err)
 	}
 	return nil
 }
 
-const threadColumns = `id, created, updated, title, settings, nturns`
+const threadColumns = `id, created, updated, title, settings, nturns, parent_thread, parent_turn, parent_call`
 
 func scanThread(row pgx.Row) (session.Thread, error) {
 	var th session.Thread
 	var created, updated int64
 	var settings []byte
-	if err := row.Scan(&th.ID, &created, &updated, &th.Title, &settings, &th.Turns); err != nil {
+	if err := row.Scan(&th.ID, &created, &updated, &th.Title, &settings, &th.Turns, &th.Parent.ThreadID, &th.Parent.TurnID, &th.Parent.CallID); err != nil {
 		return session.Thread{}, err
 	}
 	th.Created, th.Updated = time.Unix(0, created), time.Unix(0, updated)
@@ -111,18 +111,53 @@ func scanThread(row pgx.Row) (session.Thread, error) {
 	return th, nil
 }
 
-// ListThreads implements session.Store: most recently updated first, a page
-// of limit (all when limit <= 0) after cursor.
+// ListThreads implements session.Store: the threads users started, most
+// recently updated first, a page of limit (all when limit <= 0) after
+// cursor.
 func (s *Store) ListThreads(ctx context.Context, limit int, cursor string) ([]session.Thread, string, error) {
-	q := `SELECT ` + threadColumns + ` FROM threads`
+	return s.list(ctx, false, limit, cursor)
+}
+
+// ListAllThreads implements session.ThreadTree: ListThreads with
+// sub-agents' threads too.
+func (s *Store) ListAllThreads(ctx context.Context, limit int, cursor string) ([]session.Thread, string, error) {
+	return s.list(ctx, true, limit, cursor)
+}
+
+// ListChildren implements session.ThreadTree.
+func (s *Store) ListChildren(ctx context.Context, id string) ([]session.Thread, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+threadColumns+` FROM threads WHERE parent_thread = $1 ORDER BY created, id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: children of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []session.Thread
+	for rows.Next() {
+		th, err := scanThread(rows)
+		if err != nil {
+			return nil, fmt.Errorf("pgstore: children of %s: %w", id, err)
+		}
+		out = append(out, th)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("pgstore: children of %s: %w", id, err)
+	}
+	return out, nil
+}
+
+func (s *Store) list(ctx context.Context, all bool, limit int, cursor string) ([]session.Thread, string, error) {
+	q := `SELECT ` + threadColumns + ` FROM threads WHERE true`
 	var args []any
+	if !all {
+		q += ` AND parent_thread = ''`
+	}
 	if cursor != "" {
 		u, id, ok := strings.Cut(cursor, "/")
 		n, err := strconv.ParseInt(u, 10, 64)
 		if !ok || err != nil {
 			return nil, "", fmt.Errorf("pgstore: bad cursor %q: pass the next cursor of the previous page", cursor)
 		}
-		q += ` WHERE (updated, id) < ($1, $2)`
+		q += ` AND (updated, id) < ($1, $2)`
 		args = append(args, n, id)
 	}
 	q += ` ORDER BY updated DESC, id DESC`

@@ -57,6 +57,7 @@ func Run(t *testing.T, h Harness) {
 		{"QueuedTurnClaimedAfterRunningEnds", testQueuedTurnClaimed},
 		{"CrashNormalized", testCrashNormalized},
 		{"CrashFreesTheThreadForAnotherHandle", testCrashFreesThread},
+		{"ChildThreadsLinkedAndListedApart", testChildThreads},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			// Each test has a database of its own.
@@ -609,5 +610,61 @@ func testCrashFreesThread(t *testing.T, db DB) {
 	}
 	if err := llm.CheckHistory(snap.Items); err != nil {
 		t.Errorf("history after the takeover: %v", err)
+	}
+}
+
+// testChildThreads: a sub-agent's thread keeps its link to the parent's
+// turn and call, is left out of ListThreads, and is listed by the parent's
+// ListChildren and by ListAllThreads.
+func testChildThreads(t *testing.T, db DB) {
+	s := db.Handle(t)
+	tree, ok := s.(session.ThreadTree)
+	if !ok {
+		t.Fatalf("%T does not implement session.ThreadTree", s)
+	}
+	parent := newThread(t, s)
+	now := time.Now()
+	link := record.Link{ThreadID: parent, TurnID: id("turn"), CallID: "call_1"}
+	child := session.Thread{ID: id("thread"), Title: "look it up", Created: now, Updated: now, Parent: link}
+	if err := s.SaveThread(ctx(t), child); err != nil {
+		t.Fatal(err)
+	}
+	// A second save without the link (settings only) keeps it.
+	child2 := child
+	child2.Parent = record.Link{}
+	if err := s.SaveThread(ctx(t), child2); err != nil {
+		t.Fatal(err)
+	}
+	record1(t, s, child.ID, user("turn_c", "c1", "find it"))
+	got := load(t, db.Handle(t), child.ID)
+	if got.Thread.Parent != link || len(got.Items) != 1 {
+		t.Errorf("child loaded with link %+v and %d items, want %+v and 1", got.Thread.Parent, len(got.Items), link)
+	}
+	if p := load(t, s, parent).Thread.Parent; !p.IsZero() {
+		t.Errorf("a top-level thread has the link %+v", p)
+	}
+	top, _, err := s.ListThreads(ctx(t), 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(threadIDs(top), child.ID) || !slices.Contains(threadIDs(top), parent) {
+		t.Errorf("ListThreads = %v, want the parent %s and not the child %s", threadIDs(top), parent, child.ID)
+	}
+	all, _, err := tree.ListAllThreads(ctx(t), 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(threadIDs(all), child.ID) || !slices.Contains(threadIDs(all), parent) {
+		t.Errorf("ListAllThreads = %v, want both %s and %s", threadIDs(all), parent, child.ID)
+	}
+	kids, err := tree.ListChildren(ctx(t), parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 1 || kids[0].ID != child.ID || kids[0].Parent != link {
+		t.Errorf("ListChildren = %+v, want the child with its link", kids)
+	}
+	if none, err := tree.ListChildren(ctx(t), child.ID); err != nil || len(none) != 0 {
+		t.Errorf("ListChildren of a childless thread = %v, %v", none, err)
 	}
 }
