@@ -132,6 +132,8 @@ type call struct {
 	// partial is the call's tool.Call.Partial; a value, one allocation
 	// fewer per call.
 	partial partial
+	// ctx is the context the tool runs under (run).
+	ctx callCtx
 
 	// approval: the call waits for the user's approval and did not run.
 	approval bool
