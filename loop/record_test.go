@@ -1,68 +1,55 @@
-package loop
+package loop_test
 
 import (
-	"strconv"
-	"strings"
+	"errors"
 	"testing"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/scripted"
+	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
+	"github.com/reinhq/rein/tool"
 )
 
-// TestItemIDsAreTheTurnIDAndTheNumber: ids cut from shared blocks are the
-// same strings as "<turn id>.<n>" made one at a time, for numbers in
-// order, across blocks, after a jump (a resumed turn starts past 1), for
-// a turn id too long to share a block, and for many digits.
-func TestItemIDsAreTheTurnIDAndTheNumber(t *testing.T) {
-	cases := []struct {
-		name string
-		turn string
-		ns   []int
-	}{
-		{"in order", "turn_abc", seq(1, 60)},
-		{"resumed", "turn_abc", append(seq(37, 45), seq(46, 80)...)},
-		{"digits", "t", seq(9_995, 10_030)},
-		{"long turn id", strings.Repeat("x", maxIDBlockTurn+1), seq(1, 5)},
-		{"empty turn id", "", seq(1, 20)},
+// An outcome's record is what a store keeps of the turn: a paused one
+// carries its state as JSON that ParseState reads back and a fresh engine
+// resumes from.
+func TestOutcomeRecord(t *testing.T) {
+	script := scripted.Script{Rounds: []scripted.Round{askRound, {Text: "Oslo it is."}}}
+	m := scripted.New(script)
+	tools := tool.NewSet(askTool(), textTool("weather", "40 C"))
+	e1, _ := loop.New(loop.Options{Model: m, Tools: tools})
+	out, err := e1.Run(t.Context(), loop.Turn{ThreadID: "th1", Input: []llm.Item{llm.UserText("weather?")}})
+	if err != nil || out.Status != loop.StatusPaused {
+		t.Fatalf("turn: %+v, %v", out, err)
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var b itemIDs
-			for _, n := range c.ns {
-				if got, want := b.id(c.turn, n), c.turn+"."+strconv.Itoa(n); got != want {
-					t.Fatalf("id(%d) = %q, want %q", n, got, want)
-				}
-			}
-		})
+	rec, err := out.Record()
+	if err != nil {
+		t.Fatal(err)
 	}
-}
+	if rec.ID != out.TurnID || rec.ThreadID != "th1" || rec.Status != record.StatusPaused || rec.StopReason != record.StopAwaitingUser ||
+		rec.Pause == nil || rec.Pause.CallID != "ask1" || rec.Rounds != out.Rounds || rec.Usage != out.Usage || len(rec.State) == 0 {
+		t.Fatalf("record of a paused outcome: %+v", rec)
+	}
+	st, err := loop.ParseState(rec.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, _ := loop.New(loop.Options{Model: m, Tools: tools})
+	done, err := e2.Resume(t.Context(), st, loop.Answer{TurnID: out.TurnID, CallID: "ask1", Text: "Oslo, yes"})
+	if err != nil || done.Status != loop.StatusCompleted {
+		t.Fatalf("resumed from the record's state: %+v, %v", done, err)
+	}
+	rec, err = done.Record()
+	if err != nil || rec.Status != record.StatusCompleted || rec.Answer != "Oslo it is." || rec.State != nil || rec.Pause != nil {
+		t.Fatalf("record of the completed outcome: %+v, %v", rec, err)
+	}
 
-// TestItemIDsAllocateABlockAtATime: a 50-round turn's hundred ids cost a
-// handful of allocations, not one each.
-func TestItemIDsAllocateABlockAtATime(t *testing.T) {
-	allocs := testing.AllocsPerRun(20, func() {
-		var b itemIDs
-		for n := 1; n <= 100; n++ {
-			_ = b.id("turn_0123456789abcdef", n)
-		}
-	})
-	if allocs > 8 {
-		t.Fatalf("100 ids: %.0f allocations, want at most 8", allocs)
+	failed := &loop.Outcome{TurnID: "turn_f", Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: errors.New("model: 500")}
+	if rec, _ := failed.Record(); rec.Error != "model: 500" || rec.Status != record.StatusFailed {
+		t.Fatalf("record of a failed outcome: %+v", rec)
 	}
-}
-
-func seq(from, to int) []int {
-	var s []int
-	for n := from; n <= to; n++ {
-		s = append(s, n)
-	}
-	return s
-}
-
-// BenchmarkItemIDs: the ids of a 50-round turn's 101 items.
-func BenchmarkItemIDs(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		var ids itemIDs
-		for n := 1; n <= 101; n++ {
-			_ = ids.id("turn_0123456789abcdef", n)
-		}
+	if _, err := loop.ParseState([]byte(`{"version":`)); err == nil {
+		t.Fatal("ParseState of cut JSON: no error")
 	}
 }
