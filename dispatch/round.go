@@ -90,7 +90,9 @@ type Round struct {
 	finished *Batch
 
 	// notify is signalled (without blocking) each time a call is settled,
-	// to wake Finish.
+	// to wake Finish. A watched round shares its Watch's: a signal left by
+	// an earlier round (a call abandoned by its Finish and settled later)
+	// only wakes this round's Finish for one more look.
 	notify chan struct{}
 	// stopAfter unregisters the round's cancellation hook; nil when the
 	// round was begun with a Watch, which watch is.
@@ -103,9 +105,11 @@ type Round struct {
 
 	// first and one hold a round's first call and the start of calls: a
 	// round is begun at its first call and most have one, so it costs no
-	// allocations of its own beyond the Round.
-	first call
-	one   [1]*call
+	// allocations of its own beyond the Round. batch1 is the Batch of such
+	// a round.
+	first  call
+	one    [1]*call
+	batch1 batchOf1
 }
 
 // call is one call of a round. Its fields up to mu-guarded ones are set by
@@ -128,6 +132,8 @@ type call struct {
 	// partial is the call's tool.Call.Partial; a value, one allocation
 	// fewer per call.
 	partial partial
+	// ctx is the context the tool runs under (run).
+	ctx callCtx
 
 	// approval: the call waits for the user's approval and did not run.
 	approval bool
@@ -153,7 +159,7 @@ type call struct {
 // (interrupt): running tools get the grace period, then are answered as
 // aborted with their partial output.
 func (d *Dispatcher) Begin(ctx context.Context, info RoundInfo) *Round {
-	r := d.begin(ctx, info)
+	r := d.begin(ctx, info, make(chan struct{}, 1))
 	r.stopAfter = context.AfterFunc(ctx, r.noteCancel)
 	return r
 }
@@ -163,19 +169,19 @@ func (d *Dispatcher) Begin(ctx context.Context, info RoundInfo) *Round {
 // round's own (three allocations each round). The rounds of a Watch run
 // one at a time.
 func (d *Dispatcher) BeginWatched(w *Watch, info RoundInfo) *Round {
-	r := d.begin(w.ctx, info)
+	r := d.begin(w.ctx, info, w.notify)
 	r.watch = w
 	w.attach(r)
 	return r
 }
 
-func (d *Dispatcher) begin(ctx context.Context, info RoundInfo) *Round {
+func (d *Dispatcher) begin(ctx context.Context, info RoundInfo, notify chan struct{}) *Round {
 	r := &Round{
 		d:      d,
 		ctx:    ctx,
 		info:   info,
 		hold:   d.cfg.NoEarlyStart || info.Phase == llm.PhaseFinal,
-		notify: make(chan struct{}, 1),
+		notify: notify,
 	}
 	r.calls = r.one[:0]
 	return r
@@ -196,6 +202,8 @@ func (r *Round) unhook() {
 type Watch struct {
 	ctx  context.Context
 	stop func() bool
+	// notify is the rounds' Round.notify, made once for all of them.
+	notify chan struct{}
 
 	mu    sync.Mutex
 	fired bool   // ctx was cancelled
@@ -204,7 +212,7 @@ type Watch struct {
 
 // NewWatch watches ctx until Stop.
 func NewWatch(ctx context.Context) *Watch {
-	w := &Watch{ctx: ctx}
+	w := &Watch{ctx: ctx, notify: make(chan struct{}, 1)}
 	w.stop = context.AfterFunc(ctx, w.cancelled)
 	return w
 }
@@ -384,8 +392,8 @@ func (r *Round) terminated() *call {
 func (r *Round) batch() *Batch {
 	var b *Batch
 	if len(r.calls) == 1 {
-		// One allocation instead of three for the usual round.
-		one := new(batchOf1)
+		// No allocation for the usual round: the batch is the Round's.
+		one := &r.batch1
 		b = &one.b
 		b.Results, b.Timings = one.res[:], one.tim[:]
 	} else {

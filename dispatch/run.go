@@ -36,11 +36,12 @@ func (r *Round) run(k *call) {
 
 	// The deadline counts from the start just recorded, as the sweep's
 	// limit does; WithTimeout would read the clock again.
-	ctx, cancel := context.WithDeadline(r.ctx, k.timing.Start.Add(k.timeout))
+	ctx := &k.ctx
+	ctx.init(r.ctx, k.timing.Start.Add(k.timeout))
 	out, err := invoke(ctx, k, &r.info)
 	// Past its own deadline, not the round's.
 	late := err != nil && r.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
-	cancel()
+	ctx.end()
 	r.conclude(k, &out, err, late, time.Now())
 }
 

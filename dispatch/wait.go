@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/reinhq/rein/llm"
@@ -21,10 +22,21 @@ func (r *Round) await(ks []*call) {
 		}
 	}()
 	done := r.ctx.Done()
+	yielded := false
 	for {
 		next, pending := r.sweep(ks)
 		if !pending {
 			return
+		}
+		if !yielded {
+			// Yield once before parking: a call started a moment ago
+			// usually waits in this P's run queue, and runs now; it then
+			// settles without waking a parked Finish (which readies it and
+			// wakes the idle P with a futex, only for that P to find
+			// nothing to do). A call still running costs one look more.
+			yielded = true
+			runtime.Gosched()
+			continue
 		}
 		var tick <-chan time.Time
 		if !next.IsZero() {

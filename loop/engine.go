@@ -139,6 +139,8 @@ type run struct {
 	// parent is what the turn's tool calls see of it (ParentOf): a
 	// sub-agent's budgets, usage and events go through it.
 	parent *Parent
+	// ids makes the ids of the items the turn records.
+	ids itemIDs
 }
 
 func (e *Engine) newRun(ctx context.Context, st *State) *run {

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
@@ -15,7 +16,7 @@ func (r *run) record(it llm.Item) error {
 	st := r.st
 	if it.ID == "" {
 		st.NextItem++
-		it.ID = st.TurnID + "." + strconv.Itoa(st.NextItem)
+		it.ID = r.ids.id(st.TurnID, st.NextItem)
 	}
 	it.TurnID = st.TurnID
 	st.History = append(st.History, it)
@@ -87,4 +88,57 @@ func (r *run) steer() (bool, error) {
 		}
 	}
 	return len(items) > 0, nil
+}
+
+// itemIDs makes the ids of a turn's items, "<turn id>.<n>", cutting them
+// from blocks made for several items at once: a round records two items
+// or more, and one allocation a block costs less than one an item. The
+// ids of a block keep it alive; they live as long as the turn's items.
+type itemIDs struct {
+	block string // the ids of items from, from+1, …, back to back
+	from  int
+	ends  [maxIDBlock]int // ends[i]: where the id of item from+i ends in block
+	n     int             // ids in block
+	made  int             // blocks made
+}
+
+// firstIDBlock ids make a turn's first block (a short turn records few
+// items), maxIDBlock each later one.
+const (
+	firstIDBlock = 4
+	maxIDBlock   = 16
+	// maxIDBlockTurn: a longer turn id (the caller's) gets blocks of one,
+	// so that no block holds many copies of it for nothing.
+	maxIDBlockTurn = 128
+)
+
+// id returns the id of the turn's item n.
+func (b *itemIDs) id(turn string, n int) string {
+	if i := n - b.from; i >= 0 && i < b.n {
+		start := 0
+		if i > 0 {
+			start = b.ends[i-1]
+		}
+		return b.block[start:b.ends[i]]
+	}
+	size := maxIDBlock
+	switch {
+	case len(turn) > maxIDBlockTurn:
+		size = 1
+	case b.made == 0:
+		size = firstIDBlock
+	}
+	b.made++
+	var num [20]byte
+	last := len(strconv.AppendInt(num[:0], int64(n+size-1), 10))
+	var sb strings.Builder
+	sb.Grow(size * (len(turn) + 1 + last))
+	for i := range size {
+		sb.WriteString(turn)
+		sb.WriteByte('.')
+		sb.Write(strconv.AppendInt(num[:0], int64(n+i), 10))
+		b.ends[i] = sb.Len()
+	}
+	b.block, b.from, b.n = sb.String(), n, size
+	return b.block[:b.ends[0]]
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -37,6 +38,11 @@ type Validator struct {
 	// so the walk alone judges and the library's slower, allocating
 	// validation is skipped. FuzzCheck holds the two to the same verdicts.
 	simple bool
+	// closed remembers, per object schema walked, whether it allows no
+	// other fields: working it out (isFalse, a reflective look at the
+	// whole additionalProperties schema) cost more than the rest of the
+	// walk of every call.
+	closed sync.Map // *jsonschema.Schema → bool
 }
 
 // ProblemKind classifies one thing wrong with a call's arguments.
@@ -177,7 +183,7 @@ func (v *Validator) Check(args []byte) (obj map[string]any, err error) {
 			"arguments must be a JSON object, got %s; send one JSON object%s", describeValue(val), v.fields)})
 	}
 	if v.simple {
-		w := walker{root: v.root}
+		w := walker{root: v.root, v: v}
 		w.walk(v.root, obj, "", 0)
 		if len(w.problems) > 0 {
 			return nil, v.fail(w.problems...)
@@ -193,7 +199,7 @@ func (v *Validator) Check(args []byte) (obj map[string]any, err error) {
 	if verr == nil {
 		return obj, nil
 	}
-	w := walker{root: v.root}
+	w := walker{root: v.root, v: v}
 	w.walk(v.root, obj, "", 0)
 	if len(w.problems) == 0 {
 		w.problems = append(w.problems, Problem{Kind: ProblemInvalid, Message: libraryMessage(verr)})
@@ -245,6 +251,7 @@ func (v *Validator) deref(s *jsonschema.Schema, depth int) *jsonschema.Schema {
 // what it cannot explain is left to the library's message.
 type walker struct {
 	root     *jsonschema.Schema
+	v        *Validator // for its closed cache; nil: none
 	problems []Problem
 }
 
@@ -373,7 +380,7 @@ func (w *walker) walkObject(s *jsonschema.Schema, x map[string]any, path string,
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	closed := isFalse(s.AdditionalProperties) && len(s.PatternProperties) == 0
+	closed := w.closed(s)
 	var unknown []string
 	for _, k := range keys {
 		sub, ok := s.Properties[k]
@@ -394,6 +401,20 @@ func (w *walker) walkObject(s *jsonschema.Schema, x map[string]any, path string,
 			w.add(ProblemUnknown, join(path, k), fmt.Sprintf("unknown field %q; the fields allowed here are: %s", join(path, k), allowed))
 		}
 	}
+}
+
+// closed reports whether the object schema s allows no fields but its
+// properties, once per schema of the validator.
+func (w *walker) closed(s *jsonschema.Schema) bool {
+	if w.v == nil {
+		return isFalse(s.AdditionalProperties) && len(s.PatternProperties) == 0
+	}
+	if c, ok := w.v.closed.Load(s); ok {
+		return c.(bool)
+	}
+	c := isFalse(s.AdditionalProperties) && len(s.PatternProperties) == 0
+	w.v.closed.Store(s, c)
+	return c
 }
 
 // isFalse reports whether s is the schema false, which the library reads

@@ -304,3 +304,25 @@ func TestValidatorValidCallFormatsNoLabel(t *testing.T) {
 		t.Fatalf("Check allocates %v times for a valid call, decoding alone %v; a valid call must format no field label", got, base)
 	}
 }
+
+// TestClosedObjectsAreToldApartOncePerSchema: whether an object schema
+// allows other fields is remembered per schema of the validator, so a
+// closed object and an open one nested in it keep their own verdicts call
+// after call.
+func TestClosedObjectsAreToldApartOncePerSchema(t *testing.T) {
+	v := mustValidator(t, `{
+  "type": "object",
+  "properties": {"inner": {"type": "object", "properties": {"a": {"type": "string"}}}},
+  "additionalProperties": false
+}`)
+	for range 3 {
+		if _, err := v.Check([]byte(`{"inner":{"a":"x","extra":1}}`)); err != nil {
+			t.Fatalf("an open nested object refused a field of its own: %v", err)
+		}
+		_, err := v.Check([]byte(`{"inner":{},"extra":1}`))
+		var ae *ArgsError
+		if !errors.As(err, &ae) || !ae.Has(ProblemUnknown, "extra") {
+			t.Fatalf("the closed object took an unknown field: %v", err)
+		}
+	}
+}

@@ -20,9 +20,11 @@ type stream struct {
 	err   error      // returned again by every Recv after a failure
 	timer *time.Timer
 	resp  llm.Response
-	// small holds the parts of most rounds (reasoning, text, two calls), saving
-	// an allocation per round.
-	small [4]llm.Part
+	// small holds the parts of most rounds (reasoning, text, two calls), and
+	// smallCalls the calls of a round of one, saving an allocation each per
+	// round.
+	small      [4]llm.Part
+	smallCalls [2]llm.Call
 }
 
 func newStream(ctx context.Context, p *plan, n, rep int) *stream {
@@ -49,7 +51,11 @@ func newStream(ctx context.Context, p *plan, n, rep int) *stream {
 		parts = append(parts, llm.Part{Kind: llm.PartText, Text: p.text})
 	}
 	if k := len(p.calls); k > 0 {
-		s.calls = make([]llm.Call, 2*k)
+		if k == 1 {
+			s.calls = s.smallCalls[:]
+		} else {
+			s.calls = make([]llm.Call, 2*k)
+		}
 		setCallIDs(s.calls, p.calls, n, rep)
 		for j := range p.calls {
 			c := &p.calls[j]
