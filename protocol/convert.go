@@ -46,7 +46,7 @@ func TurnOf(t *record.Turn) Turn {
 	return Turn{
 		ID: t.ID, ThreadID: t.ThreadID, Status: StatusOf(t.Status), StopReason: string(t.StopReason), Answer: t.Answer,
 		Rounds: t.Rounds, SettlementRounds: t.SettlementRounds, ToolSteps: t.ToolSteps,
-		Usage: UsageOf(t.Usage), Cost: t.Cost, Error: t.Error, Pause: pauseOf(t),
+		Usage: UsageOf(t.Usage), Cost: t.Cost, Error: t.Error, Pause: pauseOf(t), Output: t.Output,
 	}
 }
 

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/reinhq/rein/event"
@@ -138,6 +139,8 @@ type InputPart struct {
 type TurnStartParams struct {
 	ThreadID string      `json:"threadId"`
 	Input    []InputPart `json:"input"`
+	// Output asks the turn for a structured answer (see OutputSchema).
+	Output json.RawMessage `json:"output,omitempty" jsonschema:"a JSON Schema (an object schema, at most 64 KiB) the turn's answer must match: the answer is checked, gets one repair round when wrong, and comes back decoded as the turn's output; its title names it, its description tells the model what it is"`
 }
 
 // TurnStartResult is the result of turn/start: the turn runs (inProgress)
@@ -249,6 +252,9 @@ type Turn struct {
 	// connects after pause/requested or approval/requested (a reload)
 	// can still answer it. Set by thread/read.
 	Pause *TurnPause `json:"pause,omitempty"`
+	// Output is the structured answer of a turn started with an output
+	// schema: the JSON object, validated against it.
+	Output json.RawMessage `json:"output,omitempty" jsonschema:"the structured answer of a turn started with an output schema: the JSON object, checked against the schema"`
 }
 
 // Pause kinds of TurnPause.

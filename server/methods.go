@@ -160,11 +160,15 @@ func (c *conn) turnStart(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	out, err := turnOutput(p.Output)
+	if err != nil {
+		return nil, err
+	}
 	// Watch first, so that the connection sees turn/started.
 	if err := c.watch(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
-	t, err := c.s.c.Sessions.Start(ctx, p.ThreadID, in)
+	t, err := c.s.c.Sessions.StartOutput(ctx, p.ThreadID, in, out)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func (s *Scheduler) Start(ctx context.Context, threadID string, input llm.Item) 
 	if err := checkInput(&input); err != nil {
 		return Turn{}, err
 	}
-	return s.start(ctx, threadID, []llm.Item{input})
+	return s.start(ctx, threadID, []llm.Item{input}, nil)
 }
 
 // Compact compacts the thread's history as a turn of its own, without
@@ -29,11 +29,11 @@ func (s *Scheduler) Start(ctx context.Context, threadID string, input llm.Item) 
 // thread and is queued otherwise. The turn fails when the run's options
 // have no context window (loop.Options.Window) or the thread no history.
 func (s *Scheduler) Compact(ctx context.Context, threadID string) (Turn, error) {
-	return s.start(ctx, threadID, nil)
+	return s.start(ctx, threadID, nil, nil)
 }
 
 // start starts or queues a turn of input; no input is a compaction.
-func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item) (Turn, error) {
+func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item, output *llm.Output) (Turn, error) {
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
 		return Turn{}, err
@@ -45,7 +45,8 @@ func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item
 	}
 	t := &turnRun{
 		rec:   &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now()},
-		input: input,
+		input:  input,
+		output: output,
 	}
 	if th.active != nil {
 		if err := s.c.Store.SaveTurn(ctx, *t.rec); err != nil {
@@ -276,6 +277,7 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 			hs = append(hs, keeper)
 		}
 		o.Events = event.Multi(hs...)
+		o.Output = runOutput(o.Output, t.output, state)
 		var eng *loop.Engine
 		if eng, err = loop.New(o); err == nil {
 			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Settings.Approved, Carry: carry}

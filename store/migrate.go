@@ -195,11 +195,16 @@ CREATE TABLE undo_entries (
 );
 CREATE INDEX undo_entries_thread ON undo_entries (thread, seq);
 `,
+	// 8: a turn's structured answer (loop.Outcome.Output), kept for
+	// thread/read.
+	`
+ALTER TABLE turns ADD COLUMN output TEXT NOT NULL DEFAULT ''; -- the JSON object, '' for a text answer
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.

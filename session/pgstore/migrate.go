@@ -85,11 +85,16 @@ CREATE TABLE trace_events (
 	PRIMARY KEY (thread, seq)
 );
 `,
+	// 2: a turn's structured answer (loop.Outcome.Output), kept for
+	// thread/read.
+	`
+ALTER TABLE turns ADD COLUMN output text NOT NULL DEFAULT ''; -- the JSON object, '' for a text answer
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.

@@ -49,6 +49,7 @@ func Run(t *testing.T, h Harness) {
 		{"PlaceholderReplacedInPlace", testPlaceholderReplacedInPlace},
 		{"NonPlaceholderNotReplaced", testNonPlaceholderNotReplaced},
 		{"TurnsSavedAndNumbered", testTurnsSavedAndNumbered},
+		{"StructuredAnswerKept", testStructuredAnswerKept},
 		{"PauseKeepsStateAndBlocksNewTurns", testPauseKeepsState},
 		{"SteersPendingUntilRecorded", testSteersPendingUntilRecorded},
 		{"ClaimOneRunningTurnPerThread", testClaimOneRunningTurn},
@@ -609,5 +610,29 @@ func testCrashFreesThread(t *testing.T, db DB) {
 	}
 	if err := llm.CheckHistory(snap.Items); err != nil {
 		t.Errorf("history after the takeover: %v", err)
+	}
+}
+
+// testStructuredAnswerKept: a turn's structured answer (Turn.Output) is
+// read back as it was saved, for thread/read; a text turn has none.
+func testStructuredAnswerKept(t *testing.T, db DB) {
+	s := db.Handle(t)
+	th := newThread(t, s)
+	typed, plain := id("turn"), id("turn")
+	claim(t, s, th, typed)
+	const want = `{"name":"Ada","age":36}`
+	rec := session.Turn{ID: typed, ThreadID: th, Status: session.TurnCompleted, StopReason: record.StopFinished, Answer: want,
+		Output: json.RawMessage(want), Started: time.Now(), Ended: time.Now()}
+	if err := s.SaveTurn(ctx(t), rec); err != nil {
+		t.Fatalf("SaveTurn: %v", err)
+	}
+	claim(t, s, th, plain)
+	end(t, s, th, plain, session.TurnCompleted)
+	snap := load(t, db.Handle(t), th)
+	if got := turnOf(t, snap, typed); string(got.Output) != want {
+		t.Errorf("the typed turn's output reads %q, want %s", got.Output, want)
+	}
+	if got := turnOf(t, snap, plain); got.Output != nil {
+		t.Errorf("the text turn's output reads %q, want none", got.Output)
 	}
 }

@@ -1,0 +1,44 @@
+package session
+
+import (
+	"context"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/loop"
+)
+
+// StartOutput starts a turn of input, as Start does, that asks for a
+// structured answer: the model's answer is a JSON object matching out's
+// schema, checked by the engine (loop.Options.Output) and recorded as the
+// turn's Output. out is this turn's alone, over whatever the thread's
+// Setup asks for; a pause keeps it, so the turn resumed asks for the same
+// answer. A nil out is Start.
+func (s *Scheduler) StartOutput(ctx context.Context, threadID string, input llm.Item, out *llm.Output) (Turn, error) {
+	if err := checkInput(&input); err != nil {
+		return Turn{}, err
+	}
+	return s.start(ctx, threadID, []llm.Item{input}, out)
+}
+
+// RunTurnOutput runs a turn that asks for a structured answer (see
+// StartOutput) and waits for its end or pause, as RunTurn does.
+func (s *Scheduler) RunTurnOutput(ctx context.Context, threadID string, input llm.Item, out *llm.Output) (Turn, error) {
+	t, err := s.StartOutput(ctx, threadID, input, out)
+	if err != nil {
+		return Turn{}, err
+	}
+	return s.Follow(ctx, threadID, t.ID)
+}
+
+// runOutput returns the structured answer a run asks for: the turn's own
+// (StartOutput), else the one its paused state kept when it resumes, else
+// what the run's options say.
+func runOutput(setup, turn *llm.Output, state *loop.State) *llm.Output {
+	switch {
+	case turn != nil:
+		return turn
+	case state != nil && state.Output != nil:
+		return state.Output
+	}
+	return setup
+}
