@@ -44,7 +44,7 @@ func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item
 		return Turn{}, fmt.Errorf("%w (turn %s, call %s)", ErrTurnPaused, a.rec.ID, a.state.Pause.CallID)
 	}
 	t := &turnRun{
-		rec:   &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now()},
+		rec:    &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now()},
 		input:  input,
 		output: output,
 	}

@@ -69,3 +69,38 @@ func TestRunSchemaRefusesABadSchema(t *testing.T) {
 		t.Errorf("a missing schema file: exit %d, want 2", code)
 	}
 }
+
+// TestAnswerKeepsTheSchemaOfAPausedTurn: a --schema turn that pauses on
+// ask_user and is answered with rein answer still asks for the structured
+// answer (the output tool is offered, a text answer is refused) and prints
+// the JSON alone on stdout. Before, the resumed turn forgot the schema and
+// printed the model's text.
+func TestAnswerKeepsTheSchemaOfAPausedTurn(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "rein.db")
+	schema := filepath.Join(dir, "person.json")
+	if err := os.WriteFile(schema, []byte(personSchema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ask := writeScript(t, "rounds:\n  - calls:\n      - {id: q1, name: ask_user, args: {questions: [{prompt: \"Whose?\"}]}}\n")
+	code, stdout, stderr := runMain(t, context.Background(), "run", "--json", "--db", db, "--model", "scripted:"+ask, "--workspace", dir, "--schema", schema, "who?")
+	if code != ExitPaused {
+		t.Fatalf("run: exit %d, want paused\n%s", code, stderr)
+	}
+	thread := outcomeOf(t, stdout)["thread_id"].(string)
+	answer := writeScript(t, `rounds:
+  - text: "Ada, 36"
+    expect: [{tools_include: [Person]}]
+  - calls: [{name: Person, args: {name: Ada, age: 36}}]
+    expect: [{tool_choice: required}]
+`)
+	code, stdout, stderr = runMain(t, context.Background(), "answer", "--db", db, "--model", "scripted:"+answer, thread, "Ada")
+	if code != ExitCompleted {
+		t.Fatalf("answer: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || got["name"] != "Ada" || got["age"] != 36.0 {
+		t.Fatalf("stdout %q (%v), want the answer's JSON alone", stdout, err)
+	}
+}
