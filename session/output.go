@@ -5,6 +5,7 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/tool"
 )
 
 // StartOutput starts a turn of input, as Start does, that asks for a
@@ -30,15 +31,23 @@ func (s *Scheduler) RunTurnOutput(ctx context.Context, threadID string, input ll
 	return s.Follow(ctx, threadID, t.ID)
 }
 
-// runOutput returns the structured answer a run asks for: the turn's own
+// withOutput sets the structured answer a run asks for: the turn's own
 // (StartOutput), else the one its paused state kept when it resumes, else
-// what the run's options say.
-func runOutput(setup, turn *llm.Output, state *loop.State) *llm.Output {
-	switch {
-	case turn != nil:
-		return turn
-	case state != nil && state.Output != nil:
-		return state.Output
+// what the run's options say. A structured answer not of the options runs
+// on a copy of their tool set, which the engine may add the output's tool
+// to: the set is the thread's (or shared by threads), and their other
+// turns must not be offered it. (A tool load_tools loads during such a
+// turn joins the thread's set, for its next turns.)
+func withOutput(o *loop.Options, turn *llm.Output, state *loop.State) {
+	out := turn
+	if out == nil && state != nil {
+		out = state.Output
 	}
-	return setup
+	if out == nil {
+		return
+	}
+	o.Output = out
+	if o.Tools != nil {
+		o.Tools = tool.NewSet(o.Tools.Tools()...)
+	}
 }

@@ -277,7 +277,7 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 			hs = append(hs, keeper)
 		}
 		o.Events = event.Multi(hs...)
-		o.Output = runOutput(o.Output, t.output, state)
+		withOutput(&o, t.output, state)
 		var eng *loop.Engine
 		if eng, err = loop.New(o); err == nil {
 			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Settings.Approved, Carry: carry}

@@ -104,3 +104,18 @@ func TestAnswerKeepsTheSchemaOfAPausedTurn(t *testing.T) {
 		t.Fatalf("stdout %q (%v), want the answer's JSON alone", stdout, err)
 	}
 }
+
+// TestChatSchemaRefusesABadSchema: rein chat --schema reads the schema
+// before it takes the terminal, and refuses one that is not an object
+// schema as a usage error naming the flag.
+func TestChatSchemaRefusesABadSchema(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "list.json")
+	if err := os.WriteFile(p, []byte(`{"type":"array"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runMain(t, context.Background(), "chat", "--model", "scripted:"+writeScript(t, "rounds: []\n"), "--workspace", dir, "--schema", p); code != ExitUsage || !strings.Contains(stderr, "--schema") || !strings.Contains(stderr, "root must be") {
+		t.Errorf("exit %d, stderr %q; want 2 naming --schema and what is wrong", code, stderr)
+	}
+}
