@@ -49,6 +49,7 @@ func BenchmarkKBVectorSearch20k(b *testing.B) {
 				}
 			}
 			q := vec()
+			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
 				if ps, err := s.SearchKBVectors(ctx, "big", q, 24); err != nil || len(ps) != 24 {
