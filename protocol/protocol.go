@@ -91,6 +91,8 @@ type ThreadStartParams struct {
 	Approval     string   `json:"approval,omitempty" jsonschema:"never, on-request or untrusted"`
 	Sandbox      string   `json:"sandbox,omitempty" jsonschema:"read-only, workspace-write or full-access"`
 	MaxRounds    int      `json:"maxRounds,omitempty" jsonschema:"the exploration budget in rounds"`
+	// Output is the thread's default output schema (see TurnStartParams).
+	Output json.RawMessage `json:"output,omitempty" jsonschema:"a JSON Schema (an object schema, at most 64 KiB) the answers of the thread's turns must match, unless a turn/start sends its own output"`
 }
 
 // ThreadResult is the result of thread/start and thread/resume.
@@ -233,6 +235,9 @@ type Thread struct {
 	Approved     []string  `json:"approved,omitempty" jsonschema:"tools approved for the whole thread"`
 	CreatedAt    time.Time `json:"createdAt"`
 	UpdatedAt    time.Time `json:"updatedAt"`
+
+	// Output is the thread's default output schema, as thread/start set it.
+	Output json.RawMessage `json:"output,omitempty" jsonschema:"the output schema the thread's turns answer in, unless a turn sends its own"`
 }
 
 // Turn is a turn on the wire.

@@ -92,3 +92,44 @@ func TestTurnStartRefusesABadOutputSchema(t *testing.T) {
 		t.Errorf("turns %+v after refused starts, want none", read.Turns)
 	}
 }
+
+// TestThreadStartOutputIsTheThreadsDefault: thread/start's output schema
+// is what the thread's turns answer in, unless a turn/start sends its own;
+// thread/start and thread/read show it; a bad one is refused with -32602.
+func TestThreadStartOutputIsTheThreadsDefault(t *testing.T) {
+	const citySchema = `{"title":"City","type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`
+	b := newBackend(t)
+	b.script("default", scripted.Script{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{Name: "Person", Args: map[string]any{"name": "Ada", "age": 36}}}, Expect: []scripted.Expect{{Tools: []string{"Person"}}}},
+		{Calls: []scripted.Call{{Name: "City", Args: map[string]any{"city": "Oslo"}}}, Expect: []scripted.Expect{{Tools: []string{"City"}}}},
+	}})
+	c := stdioClient(t, b.server(t, server.Config{}))
+	c.initialize()
+	if e := c.callErr(protocol.MethodThreadStart, protocol.ThreadStartParams{Model: "script:default", Output: json.RawMessage(`{"type":"array"}`)}); e.Code != protocol.CodeInvalidParams || !strings.Contains(e.Message, "output") {
+		t.Errorf("a list schema at thread/start: %d %q, want -32602 naming output", e.Code, e.Message)
+	}
+	var th protocol.ThreadResult
+	c.call(protocol.MethodThreadStart, protocol.ThreadStartParams{Model: "script:default", Output: json.RawMessage(personSchema)}, &th)
+	if string(th.Thread.Output) != personSchema {
+		t.Errorf("thread/start's thread shows output %s, want the schema", th.Thread.Output)
+	}
+	for i, tc := range []struct {
+		own  json.RawMessage
+		want string
+	}{
+		{nil, `{"age":36,"name":"Ada"}`},
+		{json.RawMessage(citySchema), `{"city":"Oslo"}`},
+	} {
+		c.call(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: th.Thread.ID, Input: text("who?"), Output: tc.own}, nil)
+		var done protocol.TurnNotification
+		c.until(protocol.NotifyTurnCompleted, &done, nil)
+		if done.Turn.Status != "completed" || string(done.Turn.Output) != tc.want {
+			t.Errorf("turn %d: %+v output %s, want %s", i+1, done.Turn, done.Turn.Output, tc.want)
+		}
+	}
+	var read protocol.ThreadReadResult
+	c.call(protocol.MethodThreadRead, protocol.ThreadReadParams{ThreadID: th.Thread.ID}, &read)
+	if string(read.Thread.Output) != personSchema {
+		t.Errorf("thread/read's thread shows output %s, want the schema", read.Thread.Output)
+	}
+}

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
@@ -33,21 +35,31 @@ func (s *Scheduler) RunTurnOutput(ctx context.Context, threadID string, input ll
 
 // withOutput sets the structured answer a run asks for: the turn's own
 // (StartOutput), else the one its paused state kept when it resumes, else
-// what the run's options say. A structured answer not of the options runs
-// on a copy of their tool set, which the engine may add the output's tool
-// to: the set is the thread's (or shared by threads), and their other
-// turns must not be offered it. (A tool load_tools loads during such a
-// turn joins the thread's set, for its next turns.)
-func withOutput(o *loop.Options, turn *llm.Output, state *loop.State) {
-	out := turn
-	if out == nil && state != nil {
+// the thread's (record.Settings.Output) for a turn of input (a compaction
+// answers in text), else what the run's options say. A structured answer
+// not of the options runs on a copy of their tool set, which the engine may
+// add the output's tool to: the set is the thread's (or shared by
+// threads), and their other turns must not be offered it. (A tool
+// load_tools loads during such a turn joins the thread's set, for its next
+// turns.)
+func withOutput(o *loop.Options, t *turnRun, state *loop.State, thread json.RawMessage) error {
+	out := t.output
+	switch {
+	case out != nil:
+	case state != nil:
 		out = state.Output
+	case len(t.input) > 0 && len(thread) > 0:
+		var err error
+		if out, err = llm.OutputFromSchema(thread, "answer"); err != nil {
+			return fmt.Errorf("the thread's output schema: %w", err)
+		}
 	}
 	if out == nil {
-		return
+		return nil
 	}
 	o.Output = out
 	if o.Tools != nil {
 		o.Tools = tool.NewSet(o.Tools.Tools()...)
 	}
+	return nil
 }

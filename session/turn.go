@@ -277,9 +277,11 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 			hs = append(hs, keeper)
 		}
 		o.Events = event.Multi(hs...)
-		withOutput(&o, t.output, state)
 		var eng *loop.Engine
-		if eng, err = loop.New(o); err == nil {
+		if err = withOutput(&o, t, state, info.Settings.Output); err == nil {
+			eng, err = loop.New(o)
+		}
+		if err == nil {
 			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Settings.Approved, Carry: carry}
 			switch {
 			case state != nil:

@@ -30,12 +30,17 @@ type settingsColumn struct {
 	Sandbox      string   `json:"sandbox,omitempty"`
 	MaxRounds    int      `json:"max_rounds,omitempty"`
 	Approved     []string `json:"approved,omitempty"`
+	// Output is the thread's output schema (record.Settings.Output), as a
+	// string: jsonb would reorder the schema's keys, and the order of its
+	// properties is the order the model is asked to answer in.
+	Output string `json:"output,omitempty"`
 }
 
 func settingsJSON(st record.Settings) ([]byte, error) {
 	b, err := json.Marshal(settingsColumn{
 		Workspace: st.Workspace, Model: st.Model, Instructions: st.Instructions, EnableTools: st.EnableTools,
 		DisableTools: st.DisableTools, Approval: st.Approval, Sandbox: st.Sandbox, MaxRounds: st.MaxRounds, Approved: st.Approved,
+		Output: string(st.Output),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: settings: %w", err)
@@ -51,7 +56,17 @@ func readSettings(b []byte) (record.Settings, error) {
 	return record.Settings{
 		Workspace: c.Workspace, Model: c.Model, Instructions: c.Instructions, EnableTools: c.EnableTools,
 		DisableTools: c.DisableTools, Approval: c.Approval, Sandbox: c.Sandbox, MaxRounds: c.MaxRounds, Approved: c.Approved,
+		Output: outputOf(c.Output),
 	}, nil
+}
+
+// outputOf is a stored output schema as record.Settings keeps it; nil for
+// none.
+func outputOf(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
 }
 
 // titleMax bounds a title in runes.

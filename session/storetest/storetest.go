@@ -635,4 +635,15 @@ func testStructuredAnswerKept(t *testing.T, db DB) {
 	if got := turnOf(t, snap, plain); got.Output != nil {
 		t.Errorf("the text turn's output reads %q, want none", got.Output)
 	}
+	// A thread's default output schema is a setting, kept with the others.
+	now := time.Now()
+	const schema = `{"type":"object","properties":{"city":{"type":"string"}}}`
+	typedThread := session.Thread{ID: id("thread"), Created: now, Updated: now,
+		Settings: session.ThreadConfig{Workspace: "/w", Model: "scripted:x", Output: json.RawMessage(schema)}}
+	if err := s.SaveThread(ctx(t), typedThread); err != nil {
+		t.Fatalf("SaveThread: %v", err)
+	}
+	if got := load(t, db.Handle(t), typedThread.ID).Thread.Settings.Output; string(got) != schema {
+		t.Errorf("the thread's output schema reads %q, want %s", got, schema)
+	}
 }
