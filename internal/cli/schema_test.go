@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/reinhq/rein/record"
 )
 
 const personSchema = `{"title":"Person","type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},"required":["name","age"],"additionalProperties":false}`
@@ -117,5 +120,37 @@ func TestChatSchemaRefusesABadSchema(t *testing.T) {
 	}
 	if code, _, stderr := runMain(t, context.Background(), "chat", "--model", "scripted:"+writeScript(t, "rounds: []\n"), "--workspace", dir, "--schema", p); code != ExitUsage || !strings.Contains(stderr, "--schema") || !strings.Contains(stderr, "root must be") {
 		t.Errorf("exit %d, stderr %q; want 2 naming --schema and what is wrong", code, stderr)
+	}
+}
+
+// TestRunThreadKeepsTheThreadsOutputSchema: rein run --thread on a thread
+// whose default output schema was set (thread/start's output) answers in
+// JSON, printed alone on stdout as --schema prints it.
+func TestRunThreadKeepsTheThreadsOutputSchema(t *testing.T) {
+	clearKeys(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "rein.db")
+	st, err := openStore(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	th := record.Thread{ID: "thread_typed", Created: now, Updated: now,
+		Settings: record.Settings{Workspace: dir, Model: "scripted:x", Output: json.RawMessage(personSchema)}}
+	if err := st.SaveThread(context.Background(), th); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	script := writeScript(t, `rounds:
+  - calls: [{name: Person, args: {name: Ada, age: 36}}]
+    expect: [{tools_include: [Person]}]
+`)
+	code, stdout, stderr := runMain(t, context.Background(), "run", "--db", db, "--model", "scripted:"+script, "--thread", th.ID, "who?")
+	if code != ExitCompleted {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || got["name"] != "Ada" {
+		t.Fatalf("stdout %q (%v), want the answer's JSON alone", stdout, err)
 	}
 }
