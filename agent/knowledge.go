@@ -189,7 +189,7 @@ func (k *Knowledge) Seed(ctx context.Context, set *tool.Set, message, threadID, 
 	if _, ok := set.Get(kb.RagName); !ok || k.st == nil {
 		return message
 	}
-	s := kb.Seed(ctx, k.st, k.kbs, message)
+	s := kb.SeedWith(ctx, k.st, k.kbs, message, k.embedders)
 	if h != nil && (len(s.Sources) > 0 || len(s.Failed) > 0) {
 		e := s.Event()
 		e.ThreadID, e.TurnID, e.Time = threadID, turnID, time.Now()

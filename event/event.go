@@ -4,6 +4,7 @@
 package event
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -139,6 +140,9 @@ type TurnSummary struct {
 	Usage            llm.Usage         `json:"usage"`
 	Cost             float64           `json:"cost,omitempty"`
 	Error            string            `json:"error,omitempty"`
+	// Output is the structured answer of a turn that asked for one
+	// (loop.Outcome.Output): the validated JSON object.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // Handler receives events. Handle is called from the engine's goroutines,

@@ -154,6 +154,10 @@ func (e *Engine) newRun(ctx context.Context, st *State) *run {
 	}
 	r.specV = e.o.Tools.Version()
 	r.specs = e.o.Tools.Specs()
+	if e.out != nil {
+		out := e.out.Output
+		st.Output = &out
+	}
 	return r
 }
 

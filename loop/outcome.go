@@ -98,6 +98,7 @@ func (o *Outcome) Summary() *event.TurnSummary {
 		ToolSteps:        o.ToolSteps,
 		Usage:            o.Usage,
 		Cost:             o.Cost,
+		Output:           o.Output,
 	}
 	if o.Err != nil {
 		s.Error = o.Err.Error()

@@ -34,6 +34,11 @@ type State struct {
 	// a structured answer was spent.
 	OutputForced   bool `json:"output_forced,omitempty"`
 	OutputRepaired bool `json:"output_repaired,omitempty"`
+	// Output is the structured answer the turn asks for (Options.Output),
+	// kept with a paused turn so that whoever resumes it, in this process
+	// or another, asks for the same answer (session.Scheduler sets it as
+	// the resuming engine's Output).
+	Output *llm.Output `json:"output,omitempty"`
 	// Continued holds the visible text of truncated rounds, in order.
 	Continued []string      `json:"continued,omitempty"`
 	Usage     llm.Usage     `json:"usage"`

@@ -32,7 +32,7 @@ func ThreadOf(th record.Thread) Thread {
 		Parent: parent,
 		ID:     th.ID, Workspace: c.Workspace, Model: c.Model, Instructions: c.Instructions,
 		EnableTools: c.EnableTools, DisableTools: c.DisableTools, ForceTools: c.ForceTools, Approval: c.Approval, Sandbox: c.Sandbox, MaxRounds: c.MaxRounds,
-		Approved: c.Approved, CreatedAt: th.Created, UpdatedAt: th.Updated, Title: th.Title, TurnCount: th.Turns,
+		Approved: c.Approved, CreatedAt: th.Created, UpdatedAt: th.Updated, Title: th.Title, TurnCount: th.Turns, Output: c.Output,
 	}
 }
 
@@ -51,7 +51,7 @@ func TurnOf(t *record.Turn) Turn {
 	return Turn{
 		ID: t.ID, ThreadID: t.ThreadID, Status: StatusOf(t.Status), StopReason: string(t.StopReason), Answer: t.Answer,
 		Rounds: t.Rounds, SettlementRounds: t.SettlementRounds, ToolSteps: t.ToolSteps,
-		Usage: UsageOf(t.Usage), Cost: t.Cost, Error: t.Error, Pause: pauseOf(t),
+		Usage: UsageOf(t.Usage), Cost: t.Cost, Error: t.Error, Pause: pauseOf(t), Output: t.Output,
 	}
 }
 

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/reinhq/rein/event"
@@ -90,6 +91,8 @@ type ThreadStartParams struct {
 	Approval     string   `json:"approval,omitempty" jsonschema:"never, on-request or untrusted"`
 	Sandbox      string   `json:"sandbox,omitempty" jsonschema:"read-only, workspace-write or full-access"`
 	MaxRounds    int      `json:"maxRounds,omitempty" jsonschema:"the exploration budget in rounds"`
+	// Output is the thread's default output schema (see TurnStartParams).
+	Output json.RawMessage `json:"output,omitempty" jsonschema:"a JSON Schema (an object schema, at most 64 KiB) the answers of the thread's turns must match, unless a turn/start sends its own output"`
 }
 
 // ThreadResult is the result of thread/start and thread/resume.
@@ -145,6 +148,8 @@ type InputPart struct {
 type TurnStartParams struct {
 	ThreadID string      `json:"threadId"`
 	Input    []InputPart `json:"input"`
+	// Output asks the turn for a structured answer (see OutputSchema).
+	Output json.RawMessage `json:"output,omitempty" jsonschema:"a JSON Schema (an object schema, at most 64 KiB) the turn's answer must match: the answer is checked, gets one repair round when wrong, and comes back decoded as the turn's output; its title names it, its description tells the model what it is"`
 }
 
 // TurnStartResult is the result of turn/start: the turn runs (inProgress)
@@ -240,6 +245,8 @@ type Thread struct {
 	// Parent is set on a sub-agent's thread: the parent thread's turn and
 	// call that ran it.
 	Parent *ThreadLink `json:"parent,omitempty" jsonschema:"on a sub-agent's thread: the parent thread, turn and task call that ran it"`
+	// Output is the thread's default output schema, as thread/start set it.
+	Output json.RawMessage `json:"output,omitempty" jsonschema:"the output schema the thread's turns answer in, unless a turn sends its own"`
 }
 
 // ThreadLink names the call of a parent thread's turn that ran a
@@ -267,6 +274,9 @@ type Turn struct {
 	// connects after pause/requested or approval/requested (a reload)
 	// can still answer it. Set by thread/read.
 	Pause *TurnPause `json:"pause,omitempty"`
+	// Output is the structured answer of a turn started with an output
+	// schema: the JSON object, validated against it.
+	Output json.RawMessage `json:"output,omitempty" jsonschema:"the structured answer of a turn started with an output schema: the JSON object, checked against the schema"`
 }
 
 // Pause kinds of TurnPause.

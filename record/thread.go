@@ -1,6 +1,9 @@
 package record
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Thread is a conversation: its settings and a summary of its turns.
 type Thread struct {
@@ -46,4 +49,8 @@ type Settings struct {
 	// Approved are the tools the user approved for the whole thread; each
 	// turn's end brings them up to date.
 	Approved []string
+	// Output is the JSON Schema of the structured answer the thread's
+	// turns ask for, unless a turn asks for its own (thread/start's
+	// output); empty: text answers.
+	Output json.RawMessage
 }

@@ -59,10 +59,17 @@ func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error
 	if err := checkClientModel(p.Model); err != nil {
 		return nil, err
 	}
+	out, err := turnOutput(p.Output)
+	if err != nil {
+		return nil, err
+	}
 	cfg := session.ThreadConfig{
 		Workspace: p.Workspace, Model: p.Model, Instructions: p.Instructions,
 		EnableTools: p.EnableTools, DisableTools: p.DisableTools, ForceTools: p.ForceTools,
 		Approval: p.Approval, Sandbox: p.Sandbox, MaxRounds: p.MaxRounds,
+	}
+	if out != nil {
+		cfg.Output = out.Schema
 	}
 	if check := c.s.c.CheckThread; check != nil {
 		if err := check(cfg); err != nil {
@@ -172,11 +179,15 @@ func (c *conn) turnStart(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	out, err := turnOutput(p.Output)
+	if err != nil {
+		return nil, err
+	}
 	// Watch first, so that the connection sees turn/started.
 	if err := c.watch(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
-	t, err := c.s.c.Sessions.Start(ctx, p.ThreadID, in)
+	t, err := c.s.c.Sessions.StartOutput(ctx, p.ThreadID, in, out)
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,7 @@ func (n *notifier) handle(e event.Event) {
 		if s := e.Turn; s != nil {
 			t.Answer, t.Rounds, t.SettlementRounds, t.ToolSteps = s.Answer, s.Rounds, s.SettlementRounds, s.ToolSteps
 			t.Usage, t.Cost, t.Error = protocol.UsageOf(s.Usage), s.Cost, s.Error
+			t.Output = s.Output
 		}
 		n.send(protocol.NotifyTurnCompleted, protocol.TurnNotification{ThreadID: e.ThreadID, Turn: t})
 	case event.RoundStarted:

@@ -58,6 +58,13 @@ var protocolNotifications = []notificationTypes{
 	{protocol.NotifySubagent, protocol.SubagentEvent{}, "What a sub-agent run by the task tool did, under the parent's call."},
 }
 
+// schemaOptions say how the protocol's types that are JSON themselves
+// appear in the schema: a json.RawMessage on the wire is a JSON object (an
+// output schema, a structured answer), not the bytes Go keeps it in.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage](): {Type: "object"},
+}}
+
 // Schema returns the protocol's JSON Schema, generated from this package's
 // types: every params, result and error type under $defs, and which method
 // and notification uses which in x-methods and x-notifications.
@@ -67,7 +74,7 @@ func Schema() ([]byte, error) {
 		t := reflect.TypeOf(v)
 		name := t.Name()
 		if _, ok := defs[name]; !ok {
-			s, err := jsonschema.ForType(t, nil)
+			s, err := jsonschema.ForType(t, schemaOptions)
 			if err != nil {
 				return nil, fmt.Errorf("server: schema of %s: %w", name, err)
 			}

@@ -132,6 +132,9 @@ type turnRun struct {
 	// state is set while the turn is paused; answer when it is answered.
 	state  *loop.State
 	answer *loop.Answer
+	// output is the structured answer the turn asks for (StartOutput);
+	// nil asks for text, or the thread's Setup decides.
+	output *llm.Output
 }
 
 // notify wakes Wait callers; th.mu is held.

@@ -21,7 +21,7 @@ func (s *Scheduler) Start(ctx context.Context, threadID string, input llm.Item) 
 	if err := checkInput(&input); err != nil {
 		return Turn{}, err
 	}
-	return s.start(ctx, threadID, []llm.Item{input})
+	return s.start(ctx, threadID, []llm.Item{input}, nil)
 }
 
 // Compact compacts the thread's history as a turn of its own, without
@@ -30,11 +30,11 @@ func (s *Scheduler) Start(ctx context.Context, threadID string, input llm.Item) 
 // thread and is queued otherwise. The turn fails when the run's options
 // have no context window (loop.Options.Window) or the thread no history.
 func (s *Scheduler) Compact(ctx context.Context, threadID string) (Turn, error) {
-	return s.start(ctx, threadID, nil)
+	return s.start(ctx, threadID, nil, nil)
 }
 
 // start starts or queues a turn of input; no input is a compaction.
-func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item) (Turn, error) {
+func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item, output *llm.Output) (Turn, error) {
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
 		return Turn{}, err
@@ -51,8 +51,9 @@ func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item
 		return Turn{}, fmt.Errorf("%w (turn %s, call %s)", ErrTurnPaused, a.rec.ID, a.state.Pause.CallID)
 	}
 	t := &turnRun{
-		rec:   &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now()},
-		input: input,
+		rec:    &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now()},
+		input:  input,
+		output: output,
 	}
 	if th.active != nil {
 		if err := s.c.Store.SaveTurn(ctx, *t.rec); err != nil {
@@ -309,7 +310,10 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		}
 		o.Events = event.Multi(hs...)
 		var eng *loop.Engine
-		if eng, err = loop.New(o); err == nil {
+		if err = withOutput(&o, t, state, info.Settings.Output); err == nil {
+			eng, err = loop.New(o)
+		}
+		if err == nil {
 			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Settings.Approved, Carry: carry}
 			switch {
 			case state != nil:

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -49,7 +50,7 @@ func (s *Store) SetKBEmbedding(ctx context.Context, name, model string) error {
 			ON CONFLICT (kb) DO UPDATE SET model = excluded.model, dims = 0`, name, model); err != nil {
 			return fmt.Errorf("store: kb %s: %w", name, err)
 		}
-		return nil
+		return bumpKB(ctx, tx, name, now)
 	})
 }
 
@@ -148,7 +149,7 @@ func (s *Store) PutKBVectors(ctx context.Context, name string, chunks []int64, v
 				return fmt.Errorf("store: kb %s: chunk %d: %w", name, id, err)
 			}
 		}
-		return nil
+		return bumpKB(ctx, tx, name, time.Now().UnixNano())
 	})
 }
 
@@ -173,12 +174,14 @@ func unitBlob(v []float32) ([]byte, error) {
 }
 
 // SearchKBVectors returns up to limit passages of the knowledge base name
-// nearest to vec by cosine, best first; Score is the cosine. It reads every
-// vector of the base (exact search: fine for the thousands of chunks a
-// local base holds). A base without vectors gives nothing; a vector of
-// another length, ErrDims.
+// nearest to vec by cosine, best first; Score is the cosine. The search is
+// exact: every vector of the base is scored, from memory (kb_vecindex.go:
+// read from SQLite once, again when the base changes), or from SQLite row
+// by row for a base too large to keep. A base without vectors gives
+// nothing; a vector of another length, ErrDims.
 func (s *Store) SearchKBVectors(ctx context.Context, name string, vec []float32, limit int) ([]Passage, error) {
-	if err := s.KBExists(ctx, name); err != nil {
+	stamp, err := s.kbStamp(ctx, name)
+	if err != nil {
 		return nil, err
 	}
 	if limit <= 0 {
@@ -188,6 +191,30 @@ func (s *Store) SearchKBVectors(ctx context.Context, name string, vec []float32,
 	if err != nil {
 		return nil, fmt.Errorf("store: search %s: the query's %w", name, err)
 	}
+	x, err := s.vectorIndex(ctx, name, stamp)
+	if err != nil {
+		return nil, err
+	}
+	if x == nil {
+		return s.scanKBVectors(ctx, name, q, limit)
+	}
+	if len(x.ids) == 0 {
+		return nil, nil
+	}
+	if x.dims != len(vec) {
+		return nil, fmt.Errorf("store: search %s: the query has %d dimensions, the base's vectors %d: %w", name, len(vec), x.dims, ErrDims)
+	}
+	qv := make([]float32, len(vec))
+	for i := range qv {
+		qv[i] = math.Float32frombits(binary.LittleEndian.Uint32(q[4*i:]))
+	}
+	return s.passagesOf(ctx, name, x.nearestOf(qv, limit))
+}
+
+// scanKBVectors is the exact search of a base read from SQLite row by row,
+// for a base whose vectors are too many to keep in memory; q is the unit
+// query as a blob.
+func (s *Store) scanKBVectors(ctx context.Context, name string, q []byte, limit int) ([]Passage, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT v.chunk, v.vec FROM kb_vectors v JOIN kb_chunks c ON c.id = v.chunk
 		JOIN kb_files f ON f.id = c.file WHERE f.kb = ?`, name)
 	if err != nil {
@@ -224,14 +251,50 @@ func (s *Store) SearchKBVectors(ctx context.Context, name string, vec []float32,
 	for i := len(hits) - 1; i >= 0; i-- {
 		hits[i] = heap.Pop(best).(hit)
 	}
-	out := make([]Passage, 0, len(hits))
-	for _, h := range hits {
-		p := Passage{KB: name, Score: h.score}
-		if err := s.db.QueryRowContext(ctx, `SELECT f.path, c.start_line, c.end_line, t.text FROM kb_chunks c
-			JOIN kb_files f ON f.id = c.file JOIN kb_text t ON t.rowid = c.id WHERE c.id = ?`, h.id).
-			Scan(&p.Path, &p.StartLine, &p.EndLine, &p.Text); err != nil {
+	return s.passagesOf(ctx, name, hits)
+}
+
+// passagesOf reads the passages of hits, in their order.
+func (s *Store) passagesOf(ctx context.Context, name string, hits []hit) ([]Passage, error) {
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	// One query for every hit: the ids as a JSON array.
+	ids := make([]byte, 0, 12*len(hits))
+	ids = append(ids, '[')
+	for i, h := range hits {
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, h.id, 10)
+	}
+	ids = append(ids, ']')
+	rows, err := s.db.QueryContext(ctx, `SELECT c.id, f.path, c.start_line, c.end_line, t.text FROM kb_chunks c
+		JOIN kb_files f ON f.id = c.file JOIN kb_text t ON t.rowid = c.id
+		WHERE c.id IN (SELECT value FROM json_each(?))`, string(ids))
+	if err != nil {
+		return nil, fmt.Errorf("store: search %s: %w", name, err)
+	}
+	defer rows.Close()
+	found := make(map[int64]Passage, len(hits))
+	for rows.Next() {
+		var id int64
+		p := Passage{KB: name}
+		if err := rows.Scan(&id, &p.Path, &p.StartLine, &p.EndLine, &p.Text); err != nil {
 			return nil, fmt.Errorf("store: search %s: %w", name, err)
 		}
+		found[id] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: search %s: %w", name, err)
+	}
+	out := make([]Passage, 0, len(hits))
+	for _, h := range hits {
+		p, ok := found[h.id]
+		if !ok {
+			continue // its file was replaced since the vectors were read
+		}
+		p.Score = h.score
 		out = append(out, p)
 	}
 	return out, nil

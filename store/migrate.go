@@ -297,11 +297,16 @@ ALTER TABLE threads ADD COLUMN parent_turn TEXT NOT NULL DEFAULT '';
 ALTER TABLE threads ADD COLUMN parent_call TEXT NOT NULL DEFAULT '';
 CREATE INDEX threads_parent ON threads (parent_thread) WHERE parent_thread <> '';
 `,
+	// 11: a turn's structured answer (loop.Outcome.Output), kept for
+	// thread/read.
+	`
+ALTER TABLE turns ADD COLUMN output TEXT NOT NULL DEFAULT ''; -- the JSON object, '' for a text answer
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.

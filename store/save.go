@@ -88,15 +88,15 @@ func (s *Store) SaveTurn(ctx context.Context, t record.Turn) error {
 	}
 	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
-INSERT INTO turns (id, thread, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended, owner)
-VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE thread = ?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
-ON CONFLICT (id) DO UPDATE SET status = excluded.status, stop_reason = excluded.stop_reason, answer = excluded.answer,
+INSERT INTO turns (id, thread, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended, owner, output)
+VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE thread = ?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+ON CONFLICT (id) DO UPDATE SET status = excluded.status, stop_reason = excluded.stop_reason, answer = excluded.answer, output = excluded.output,
 	error = excluded.error, usage = excluded.usage, cost = excluded.cost, rounds = excluded.rounds,
 	settlement_rounds = excluded.settlement_rounds, tool_steps = excluded.tool_steps, input = excluded.input,
 	ended = excluded.ended, owner = excluded.owner, state = NULL
 WHERE turns.status != 'running' OR turns.owner = ?15`,
 			t.ID, t.ThreadID, string(t.Status), string(t.StopReason), t.Answer, t.Error, string(usage), t.Cost,
-			t.Rounds, t.SettlementRounds, t.ToolSteps, string(input), started.UnixNano(), ended, owner)
+			t.Rounds, t.SettlementRounds, t.ToolSteps, string(input), started.UnixNano(), ended, owner, string(t.Output))
 		if err != nil {
 			if isForeignKey(err) {
 				return fmt.Errorf("thread %s: %w", t.ThreadID, ErrNotFound)

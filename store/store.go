@@ -32,6 +32,9 @@ type Store struct {
 	closed bool
 	ops    chan *op
 	done   chan struct{} // closed when the writer goroutine has returned
+
+	// vecs are knowledge bases' vectors kept for search (kb_vecindex.go).
+	vecs vecCache
 }
 
 // Sync says when a commit reaches the disk.

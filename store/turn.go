@@ -66,9 +66,9 @@ func (s *Store) FinishTurn(ctx context.Context, t record.Turn, approved []string
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `
-UPDATE turns SET status = ?, stop_reason = ?, answer = ?, error = ?, usage = ?, cost = ?, rounds = ?, settlement_rounds = ?, tool_steps = ?, ended = ?, state = NULL
+UPDATE turns SET status = ?, stop_reason = ?, answer = ?, error = ?, usage = ?, cost = ?, rounds = ?, settlement_rounds = ?, tool_steps = ?, ended = ?, state = NULL, output = ?
 WHERE id = ?`,
-			string(t.Status), string(t.StopReason), t.Answer, t.Error, string(usage), t.Cost, t.Rounds, t.SettlementRounds, t.ToolSteps, now.UnixNano(), t.ID); err != nil {
+			string(t.Status), string(t.StopReason), t.Answer, t.Error, string(usage), t.Cost, t.Rounds, t.SettlementRounds, t.ToolSteps, now.UnixNano(), string(t.Output), t.ID); err != nil {
 			return fmt.Errorf("store: finish turn %s: %w", t.ID, err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE pauses SET answered = ? WHERE turn = ? AND answered IS NULL`, now.UnixNano(), t.ID); err != nil {
@@ -161,7 +161,7 @@ func (s *Store) Turns(ctx context.Context, threadID string) ([]record.Turn, erro
 func queryTurns(ctx context.Context, q querier, threadID string) ([]record.Turn, error) {
 	rows, err := q.QueryContext(ctx, `
 SELECT t.id, t.seq, t.status, t.stop_reason, t.answer, t.error, t.usage, t.cost, t.rounds, t.settlement_rounds, t.tool_steps, t.input, t.started, t.ended,
-	(SELECT p.pause FROM pauses p WHERE p.turn = t.id AND p.answered IS NULL)
+	(SELECT p.pause FROM pauses p WHERE p.turn = t.id AND p.answered IS NULL), t.output
 FROM turns t WHERE t.thread = ? ORDER BY t.seq`, threadID)
 	if err != nil {
 		return nil, fmt.Errorf("store: turns: %w", err)
@@ -174,8 +174,12 @@ FROM turns t WHERE t.thread = ? ORDER BY t.seq`, threadID)
 		var started int64
 		var ended sql.NullInt64
 		var pause sql.NullString
-		if err := rows.Scan(&t.ID, &t.Seq, &t.Status, &t.StopReason, &t.Answer, &t.Error, &usage, &t.Cost, &t.Rounds, &t.SettlementRounds, &t.ToolSteps, &input, &started, &ended, &pause); err != nil {
+		var output string
+		if err := rows.Scan(&t.ID, &t.Seq, &t.Status, &t.StopReason, &t.Answer, &t.Error, &usage, &t.Cost, &t.Rounds, &t.SettlementRounds, &t.ToolSteps, &input, &started, &ended, &pause, &output); err != nil {
 			return nil, fmt.Errorf("store: turns: %w", err)
+		}
+		if output != "" {
+			t.Output = json.RawMessage(output)
 		}
 		t.Started = time.Unix(0, started)
 		if ended.Valid {

@@ -126,6 +126,8 @@ func (m *Model) command(line string) {
 			return
 		}
 		m.switchTo(t, history)
+	case "/schema":
+		m.schemaCommand(arg)
 	case "/compact":
 		if m.busy("/compact") {
 			return

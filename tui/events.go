@@ -244,6 +244,7 @@ func (m *Model) turnCompleted(e event.Event) {
 	m.commitRound(role, false)
 	s := m.styles()
 	sum := e.Turn
+	m.showOutput(sum)
 	status := e.Status
 	if sum != nil {
 		status = string(sum.Status)

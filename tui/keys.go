@@ -226,9 +226,9 @@ func (m *Model) enter() {
 // start runs text as a new turn; while another client's turn runs on the
 // thread, the backend queues it.
 func (m *Model) start(ctx context.Context, text string) {
-	if _, err := m.be.Start(ctx, m.thread.ID, text); err != nil {
+	if _, err := m.startTurn(ctx, text); err != nil {
 		if errors.Is(err, ErrBusy) {
-			if err := m.be.Queue(ctx, m.thread.ID, text); err != nil {
+			if err := m.queueTurn(ctx, text); err != nil {
 				m.fail("queue", err)
 			}
 			return

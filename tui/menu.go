@@ -37,6 +37,7 @@ var commands = []commandInfo{
 	{"/mcp", "", "MCP servers and their tools"},
 	{"/init", "", "write an AGENTS.md for this workspace (a turn)"},
 	{"/compact", "", "compact the thread's context"},
+	{"/schema", "FILE|off", "answer the next turns as JSON matching the JSON Schema in FILE"},
 	{"/clear", "", "start a new thread, the screen cleared"},
 	{"/new", "", "start a new thread"},
 	{"/threads", "", "this workspace's threads"},

@@ -52,6 +52,10 @@ type Options struct {
 	MCP func(ctx context.Context) string
 	// Command is how the resume hint names the program; default "rein".
 	Command string
+	// Schema, when set, is the structured answer the chat's turns ask for
+	// from the start (rein chat --schema); /schema changes it. The
+	// backend must be an OutputBackend.
+	Schema *llm.Output
 }
 
 // status is what the footer says the thread is doing.
@@ -114,6 +118,9 @@ type Model struct {
 	queued []string
 
 	usage usageTally
+	// schema is the structured answer the next turns ask for (/schema);
+	// nil asks for text.
+	schema *llm.Output
 	// lastEsc is when Esc was pressed while a tool ran (the double-Esc
 	// rule); zero when not armed.
 	lastEsc time.Time
@@ -194,7 +201,7 @@ type (
 // New opens the thread (opts.Thread, or a new one), subscribes to its
 // events and returns the chat's model. ctx bounds the subscription.
 func New(ctx context.Context, be Backend, opts Options) (*Model, error) {
-	m := &Model{ctx: ctx, be: be, opts: opts, now: opts.Now, status: statusIdle, width: 80, height: 24}
+	m := &Model{ctx: ctx, be: be, opts: opts, now: opts.Now, status: statusIdle, width: 80, height: 24, schema: opts.Schema}
 	if m.now == nil {
 		m.now = time.Now
 	}

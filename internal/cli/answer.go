@@ -95,7 +95,10 @@ func newAnswerCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: describeAnswer(ans), thread: snap.Thread.ID, answer: &ans, st: st})
+			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: describeAnswer(ans), thread: snap.Thread.ID, answer: &ans, st: st,
+				// A turn run with --schema asks for the same answer
+				// resumed: its JSON alone on stdout, as run prints it.
+				output: state.Output})
 		},
 	}
 	f.register(cmd)

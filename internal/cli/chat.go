@@ -13,6 +13,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/config"
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/record"
@@ -27,6 +28,7 @@ func newChatCmd() *cobra.Command {
 	var f turnFlags
 	var thread string
 	var cont, resume bool
+	var schema string
 	cmd := &cobra.Command{
 		Use:   "chat [--thread ID | --continue | --resume] [flags]",
 		Short: "Chat in the terminal: streamed answers, tool cards, steer, queue and interrupt",
@@ -43,6 +45,13 @@ func newChatCmd() *cobra.Command {
 			}
 			if f.json {
 				return usageError(errors.New("--json is for rein run; chat is interactive"))
+			}
+			var output *llm.Output
+			if schema != "" {
+				var err error
+				if output, err = tui.ReadSchema(schema); err != nil {
+					return usageError(fmt.Errorf("--schema: %w", err))
+				}
 			}
 			if cont || resume {
 				if thread != "" || (cont && resume) {
@@ -96,13 +105,14 @@ func newChatCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			return chat(cmd, &f, cfg, spec, dir, thread)
+			return chat(cmd, &f, cfg, spec, dir, thread, output)
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&thread, "thread", "", "continue the thread ID (or a unique prefix of it)")
 	cmd.Flags().BoolVarP(&cont, "continue", "c", false, "continue the workspace's most recent thread")
 	cmd.Flags().BoolVarP(&resume, "resume", "r", false, "pick one of the workspace's threads to continue (without a terminal: list them)")
+	cmd.Flags().StringVar(&schema, "schema", "", "answer the turns as JSON matching the JSON Schema in FILE (an object schema), shown as a code block; /schema off goes back to text")
 	return cmd
 }
 
@@ -112,7 +122,7 @@ func newChatCmd() *cobra.Command {
 // instructions and approval, so a resumed thread runs as it ran, and
 // steered input is stored before the steer returns. file is the config
 // file, read once.
-func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spec, dir, thread string) error {
+func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spec, dir, thread string, output *llm.Output) error {
 	ctx := cmd.Context()
 	st, err := openStore(ctx, f.db)
 	if err != nil {
@@ -157,7 +167,7 @@ func chat(cmd *cobra.Command, f *turnFlags, file *config.File, spec provider.Spe
 		}
 		return out, nil
 	}})
-	opts := tui.Options{Model: spec.String(), Thread: thread, Workspace: ws, Dir: cfg.Workspace, History: chatHistory(dir, cmd.ErrOrStderr()),
+	opts := tui.Options{Model: spec.String(), Thread: thread, Workspace: ws, Dir: cfg.Workspace, History: chatHistory(dir, cmd.ErrOrStderr()), Schema: output,
 		Models: configuredModels(file, spec.String()),
 		SetModel: func(ctx context.Context, threadID, model string) error {
 			return b.agent().SwitchModel(ctx, threadID, model)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -93,13 +94,17 @@ func newKBCmd() *cobra.Command {
 	add.Flags().StringArrayVar(&exclude, "exclude", nil, "leave out what GLOB matches (a glob without / matches any name on the path); repeatable")
 	add.Flags().BoolVar(&noGitignore, "no-gitignore", false, "add what .gitignore files ignore too")
 
-	list := listCmd("List the knowledge bases: name, files, chunks, size, updated", "bases",
-		"no knowledge bases; rein kb add NAME PATH... makes one", &db, (*store.Store).KBs,
-		func(out io.Writer, kbs []store.KB) error {
+	list := listCmd("List the knowledge bases: name, files, chunks, size, updated, embedding model", "bases",
+		"no knowledge bases; rein kb add NAME PATH... makes one", &db, kbRows,
+		func(out io.Writer, kbs []kbRow) error {
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tFILES\tCHUNKS\tSIZE\tUPDATED")
+			fmt.Fprintln(tw, "NAME\tFILES\tCHUNKS\tSIZE\tUPDATED\tEMBEDDING")
 			for _, k := range kbs {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", k.Name, k.Files, k.Chunks, bytesText(k.Bytes), k.Updated.Local().Format(time.DateTime))
+				embedding := k.Embedding
+				if embedding == "" {
+					embedding = "bm25 only"
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", k.Name, k.Files, k.Chunks, bytesText(k.Bytes), k.Updated.Local().Format(time.DateTime), embedding)
 			}
 			return tw.Flush()
 		})
@@ -202,4 +207,27 @@ func bytesText(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
+
+// kbRow is a knowledge base as kb list shows it: with its embedding model
+// ("" for a base searched by BM25 alone).
+type kbRow struct {
+	store.KB
+	Embedding string `json:"embedding"`
+}
+
+// kbRows lists the knowledge bases with their embedding models.
+func kbRows(st *store.Store, ctx context.Context) ([]kbRow, error) {
+	kbs, err := st.KBs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]kbRow, len(kbs))
+	for i, k := range kbs {
+		out[i].KB = k
+		if out[i].Embedding, err = st.KBEmbedding(ctx, k.Name); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -48,6 +49,18 @@ func TestKBAddEmbedAndHybridSearch(t *testing.T) {
 	os.WriteFile(filepath.Join(docs, "bin.md"), []byte("# Bin\n\nEmptied monthly.\n"), 0o644)
 	if out := mustRun(t, "kb", "add", "docs", docs, "--exclude", "*.log"); !strings.Contains(out, "(1 added, 0 updated, 2 unchanged)") || !strings.Contains(out, "1 chunks embedded with openai:embed-1") {
 		t.Fatalf("kb add again:\n%s", out)
+	}
+
+	// kb list names each base's embedding model, or says BM25 only.
+	plain := t.TempDir()
+	os.WriteFile(filepath.Join(plain, "a.md"), []byte("# A\n\nplain words\n"), 0o644)
+	mustRun(t, "kb", "add", "plain", plain)
+	list := mustRun(t, "kb", "list")
+	if !regexp.MustCompile(`(?m)^docs .*openai:embed-1$`).MatchString(list) || !regexp.MustCompile(`(?m)^plain .*bm25 only$`).MatchString(list) {
+		t.Errorf("kb list does not name the embedding models:\n%s", list)
+	}
+	if out := mustRun(t, "kb", "list", "--json"); !strings.Contains(out, `"embedding":"openai:embed-1"`) || !strings.Contains(out, `"embedding":""`) {
+		t.Errorf("kb list --json: %s", out)
 	}
 
 	// A turn's rag searches the same way.

@@ -44,12 +44,14 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
+			var threadOutput []byte
 			if thread != "" {
 				th, err := threadSettings(cmd.Context(), f.db, thread)
 				if err != nil {
 					return err
 				}
 				thread = th.ID // a prefix given: the thread it names
+				threadOutput = th.Settings.Output
 				if err := f.adopt(cmd, th, true); err != nil {
 					return usageError(err)
 				}
@@ -73,6 +75,13 @@ func newRunCmd() *cobra.Command {
 			output, err := readSchema(schema)
 			if err != nil {
 				return usageError(err)
+			}
+			if output == nil && len(threadOutput) > 0 {
+				// The thread's default (thread/start's output): its turns
+				// answer in JSON, printed as --schema prints it.
+				if output, err = llm.OutputFromSchema(threadOutput, "answer"); err != nil {
+					return usageError(fmt.Errorf("the thread's output schema: %w", err))
+				}
 			}
 			return runTurn(cmd, turnSetup{flags: &f, cfg: cfg, spec: spec, model: r.Model, caps: &r.Caps, dir: dir, prompt: prompt, thread: thread, output: output})
 		},

@@ -99,11 +99,16 @@ ALTER TABLE threads ADD COLUMN parent_turn text NOT NULL DEFAULT '';
 ALTER TABLE threads ADD COLUMN parent_call text NOT NULL DEFAULT '';
 CREATE INDEX threads_parent ON threads (parent_thread) WHERE parent_thread <> '';
 `,
+	// 4: a turn's structured answer (loop.Outcome.Output), kept for
+	// thread/read.
+	`
+ALTER TABLE turns ADD COLUMN output text NOT NULL DEFAULT ''; -- the JSON object, '' for a text answer
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.

@@ -30,12 +30,17 @@ type settingsColumn struct {
 	Sandbox      string   `json:"sandbox,omitempty"`
 	MaxRounds    int      `json:"max_rounds,omitempty"`
 	Approved     []string `json:"approved,omitempty"`
+	// Output is the thread's output schema (record.Settings.Output), as a
+	// string: jsonb would reorder the schema's keys, and the order of its
+	// properties is the order the model is asked to answer in.
+	Output string `json:"output,omitempty"`
 }
 
 func settingsJSON(st record.Settings) ([]byte, error) {
 	b, err := json.Marshal(settingsColumn{
 		Workspace: st.Workspace, Model: st.Model, Instructions: st.Instructions, EnableTools: st.EnableTools,
 		DisableTools: st.DisableTools, Approval: st.Approval, Sandbox: st.Sandbox, MaxRounds: st.MaxRounds, Approved: st.Approved,
+		Output: string(st.Output),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: settings: %w", err)
@@ -51,7 +56,17 @@ func readSettings(b []byte) (record.Settings, error) {
 	return record.Settings{
 		Workspace: c.Workspace, Model: c.Model, Instructions: c.Instructions, EnableTools: c.EnableTools,
 		DisableTools: c.DisableTools, Approval: c.Approval, Sandbox: c.Sandbox, MaxRounds: c.MaxRounds, Approved: c.Approved,
+		Output: outputOf(c.Output),
 	}, nil
+}
+
+// outputOf is a stored output schema as record.Settings keeps it; nil for
+// none.
+func outputOf(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
 }
 
 // titleMax bounds a title in runes.
@@ -262,7 +277,7 @@ WHERE s.thread = $1 AND s.delivered IS NULL AND t.status != 'running' ORDER BY s
 }
 
 const turnColumns = `id, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended,
-	CASE WHEN status = 'paused' THEN pause END, CASE WHEN status = 'paused' THEN state END, status = 'running' AND lease_until < now()`
+	CASE WHEN status = 'paused' THEN pause END, CASE WHEN status = 'paused' THEN state END, status = 'running' AND lease_until < now(), output`
 
 // queryTurns reads a thread's turns in order, a paused turn with its pause
 // and state, and reports whether a running one holds an expired lease.
@@ -288,9 +303,13 @@ func queryTurnsWhere(ctx context.Context, q pgx.Tx, threadID, and string) ([]ses
 		var ended *int64
 		var pause, state *string
 		var expired bool
+		var output string
 		if err := rows.Scan(&t.ID, &t.Seq, &t.Status, &t.StopReason, &t.Answer, &t.Error, &usage, &t.Cost, &t.Rounds, &t.SettlementRounds, &t.ToolSteps,
-			&input, &started, &ended, &pause, &state, &expired); err != nil {
+			&input, &started, &ended, &pause, &state, &expired, &output); err != nil {
 			return nil, false, fmt.Errorf("pgstore: turns of %s: %w", threadID, err)
+		}
+		if output != "" {
+			t.Output = json.RawMessage(output)
 		}
 		anyExpired = anyExpired || expired
 		t.Started = time.Unix(0, started)

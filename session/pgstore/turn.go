@@ -99,10 +99,10 @@ func (s *Store) SaveTurn(ctx context.Context, t session.Turn) error {
 				return fmt.Errorf("pgstore: save turn %s: %w", t.ID, err)
 			}
 			_, err := tx.Exec(ctx, `
-INSERT INTO turns (id, thread, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended, pause, state)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+INSERT INTO turns (id, thread, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended, pause, state, output)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 				t.ID, t.ThreadID, seq, string(t.Status), string(t.StopReason), t.Answer, t.Error, usage, t.Cost, t.Rounds, t.SettlementRounds, t.ToolSteps,
-				input, started.UnixNano(), ended, pause, state)
+				input, started.UnixNano(), ended, pause, state, string(t.Output))
 			if err != nil {
 				return fmt.Errorf("pgstore: save turn %s: %w", t.ID, err)
 			}
@@ -110,10 +110,10 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 		}
 		_, err = tx.Exec(ctx, `
 UPDATE turns SET status = $2, stop_reason = $3, answer = $4, error = $5, usage = $6, cost = $7, rounds = $8, settlement_rounds = $9,
-	tool_steps = $10, input = $11, ended = $12, pause = $13, state = $14, node = '', lease_until = NULL
+	tool_steps = $10, input = $11, ended = $12, pause = $13, state = $14, node = '', lease_until = NULL, output = $15
 WHERE id = $1`,
 			t.ID, string(t.Status), string(t.StopReason), t.Answer, t.Error, usage, t.Cost, t.Rounds, t.SettlementRounds, t.ToolSteps,
-			input, ended, pause, state)
+			input, ended, pause, state, string(t.Output))
 		if err != nil {
 			return fmt.Errorf("pgstore: save turn %s: %w", t.ID, err)
 		}

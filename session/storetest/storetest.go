@@ -49,6 +49,7 @@ func Run(t *testing.T, h Harness) {
 		{"PlaceholderReplacedInPlace", testPlaceholderReplacedInPlace},
 		{"NonPlaceholderNotReplaced", testNonPlaceholderNotReplaced},
 		{"TurnsSavedAndNumbered", testTurnsSavedAndNumbered},
+		{"StructuredAnswerKept", testStructuredAnswerKept},
 		{"PauseKeepsStateAndBlocksNewTurns", testPauseKeepsState},
 		{"SteersPendingUntilRecorded", testSteersPendingUntilRecorded},
 		{"ClaimOneRunningTurnPerThread", testClaimOneRunningTurn},
@@ -666,5 +667,40 @@ func testChildThreads(t *testing.T, db DB) {
 	}
 	if none, err := tree.ListChildren(ctx(t), child.ID); err != nil || len(none) != 0 {
 		t.Errorf("ListChildren of a childless thread = %v, %v", none, err)
+	}
+}
+
+// testStructuredAnswerKept: a turn's structured answer (Turn.Output) is
+// read back as it was saved, for thread/read; a text turn has none.
+func testStructuredAnswerKept(t *testing.T, db DB) {
+	s := db.Handle(t)
+	th := newThread(t, s)
+	typed, plain := id("turn"), id("turn")
+	claim(t, s, th, typed)
+	const want = `{"name":"Ada","age":36}`
+	rec := session.Turn{ID: typed, ThreadID: th, Status: session.TurnCompleted, StopReason: record.StopFinished, Answer: want,
+		Output: json.RawMessage(want), Started: time.Now(), Ended: time.Now()}
+	if err := s.SaveTurn(ctx(t), rec); err != nil {
+		t.Fatalf("SaveTurn: %v", err)
+	}
+	claim(t, s, th, plain)
+	end(t, s, th, plain, session.TurnCompleted)
+	snap := load(t, db.Handle(t), th)
+	if got := turnOf(t, snap, typed); string(got.Output) != want {
+		t.Errorf("the typed turn's output reads %q, want %s", got.Output, want)
+	}
+	if got := turnOf(t, snap, plain); got.Output != nil {
+		t.Errorf("the text turn's output reads %q, want none", got.Output)
+	}
+	// A thread's default output schema is a setting, kept with the others.
+	now := time.Now()
+	const schema = `{"type":"object","properties":{"city":{"type":"string"}}}`
+	typedThread := session.Thread{ID: id("thread"), Created: now, Updated: now,
+		Settings: session.ThreadConfig{Workspace: "/w", Model: "scripted:x", Output: json.RawMessage(schema)}}
+	if err := s.SaveThread(ctx(t), typedThread); err != nil {
+		t.Fatalf("SaveThread: %v", err)
+	}
+	if got := load(t, db.Handle(t), typedThread.ID).Thread.Settings.Output; string(got) != schema {
+		t.Errorf("the thread's output schema reads %q, want %s", got, schema)
 	}
 }

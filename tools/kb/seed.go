@@ -55,6 +55,17 @@ type Seeded struct {
 // words; a message with no such word seeds nothing. A search that fails is
 // reported in Failed.
 func Seed(ctx context.Context, idx Index, kbs []string, message string) Seeded {
+	return SeedWith(ctx, idx, kbs, message, nil)
+}
+
+// SeedWith is Seed with the embeddings of the bases that have them: for
+// such a base the message's nearest passages by cosine are fused with the
+// BM25 ones by reciprocal rank (as rag's Search does), so a message that
+// says in other words what a passage says still seeds it, and a message
+// of common words only seeds from its vectors. The message is embedded
+// once per embedding model. When the embeddings endpoint fails, the base
+// is seeded by BM25 alone and Failed says why. nil embedders is Seed.
+func SeedWith(ctx context.Context, idx Index, kbs []string, message string, embedders Embedders) Seeded {
 	var s Seeded
 	if len(kbs) > SeedKBs {
 		kbs = kbs[:SeedKBs]
@@ -68,14 +79,14 @@ func Seed(ctx context.Context, idx Index, kbs []string, message string) Seeded {
 		s.Failed = append(s.Failed, fmt.Sprintf("%s: %v", strings.Join(kbs, ", "), err))
 		return s
 	}
-	if len(q.Terms) == 0 {
-		return s
+	res := make([][]store.Passage, len(kbs))
+	if len(q.Terms) > 0 {
+		if res, err = idx.SearchKBs(ctx, kbs, q, seedSearch); err != nil {
+			s.Failed = append(s.Failed, fmt.Sprintf("%s: %v", strings.Join(kbs, ", "), err))
+			return s
+		}
 	}
-	res, err := idx.SearchKBs(ctx, kbs, q, seedSearch)
-	if err != nil {
-		s.Failed = append(s.Failed, fmt.Sprintf("%s: %v", strings.Join(kbs, ", "), err))
-		return s
-	}
+	hybrid := s.fuseVectors(ctx, idx, kbs, message, embedders, res)
 	var sections []string
 	for i, name := range kbs {
 		body, used := section(res[i])
@@ -86,9 +97,84 @@ func Seed(ctx context.Context, idx Index, kbs []string, message string) Seeded {
 		sections = append(sections, "## "+name+"\n"+body)
 	}
 	if len(sections) > 0 {
-		s.Text = SeedHeader + "\n\n" + strings.Join(sections, "\n\n")
+		header := SeedHeader
+		if hybrid {
+			header = SeedHeaderHybrid
+		}
+		s.Text = header + "\n\n" + strings.Join(sections, "\n\n")
 	}
 	return s
+}
+
+// SeedHeaderHybrid opens a seed some of whose bases were also searched by
+// their embeddings.
+const SeedHeaderHybrid = "[Knowledge base context] Passages from the attached knowledge bases that match the message above, " +
+	"found by full-text and semantic search. Treat them as grounded but possibly incomplete; search more with rag, and cite path:lines."
+
+// seedEmbedChars bounds the part of the message embedded for the seed: the
+// question is at its start, and an embeddings endpoint takes a bounded
+// input.
+const seedEmbedChars = 8000
+
+// fuseVectors fuses, for each base of kbs with embeddings, its BM25
+// passages res[i] with its nearest passages to the message's vector, in
+// place; it reports whether any base was searched so. A failing endpoint
+// leaves the base's BM25 passages and is said in s.Failed.
+func (s *Seeded) fuseVectors(ctx context.Context, idx Index, kbs []string, message string, embedders Embedders, res [][]store.Passage) bool {
+	vs, ok := idx.(VectorStore)
+	if !ok || embedders == nil || strings.TrimSpace(message) == "" {
+		return false
+	}
+	text := message
+	if utf8.RuneCountInString(text) > seedEmbedChars {
+		text = cut(text, seedEmbedChars)
+	}
+	vecs := map[string][]float32{} // by model: the message embedded once
+	failed := map[string]error{}
+	hybrid := false
+	for i, name := range kbs {
+		model, err := vs.KBEmbedding(ctx, name)
+		if err != nil || model == "" {
+			continue
+		}
+		vec, done := vecs[model]
+		if !done && failed[model] == nil {
+			vec, err = embedOne(ctx, embedders, model, text)
+			if err != nil {
+				failed[model] = err
+			} else {
+				vecs[model] = vec
+			}
+		}
+		if err := failed[model]; err != nil {
+			s.Failed = append(s.Failed, fmt.Sprintf("%s: BM25 only: the embeddings of %s failed (%v)", name, model, err))
+			continue
+		}
+		semantic, err := vs.SearchKBVectors(ctx, name, vec, seedSearch)
+		if err != nil {
+			s.Failed = append(s.Failed, fmt.Sprintf("%s: BM25 only: %v", name, err))
+			continue
+		}
+		res[i] = fuse(seedSearch, res[i], semantic)
+		hybrid = true
+	}
+	return hybrid
+}
+
+// embedOne embeds text with the embedder of model.
+func embedOne(ctx context.Context, embedders Embedders, model, text string) ([]float32, error) {
+	e, err := embedders(model)
+	if err != nil {
+		return nil, err
+	}
+	vecs, err := e.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	if len(vecs) != 1 {
+		return nil, fmt.Errorf("the embedder gave %d vectors for one message", len(vecs))
+	}
+	return vecs[0], nil
 }
 
 // section writes passages under their references until SeedChars runes; a
