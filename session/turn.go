@@ -34,6 +34,9 @@ func (s *Scheduler) Compact(ctx context.Context, threadID string) (Turn, error) 
 
 // start starts or queues a turn of input; no input is a compaction.
 func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item) (Turn, error) {
+	if s.draining.Load() {
+		return Turn{}, drainingError{}
+	}
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
 		return Turn{}, err
@@ -204,6 +207,9 @@ func (s *Scheduler) Interrupt(ctx context.Context, threadID, turnID string) erro
 // decision); the same turn goes on. An answer for another turn or call is
 // refused with a *loop.PauseMismatchError and changes nothing.
 func (s *Scheduler) Answer(ctx context.Context, threadID string, a loop.Answer) error {
+	if s.draining.Load() {
+		return drainingError{}
+	}
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
 		return err
@@ -258,6 +264,8 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	history, carry := th.history, th.carry
 	state, answer := t.state, t.answer
 	t.state, t.answer = nil, nil
+	cont := t.cont
+	t.cont = nil
 	th.mu.Unlock()
 
 	var out *loop.Outcome
@@ -275,11 +283,14 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		if keeper != nil {
 			hs = append(hs, keeper)
 		}
-		o.Events = event.Multi(hs...)
+		o.Events = gate{t: t, next: event.Multi(hs...)}
+		o.Yield = func() bool { return s.yield(t) }
 		var eng *loop.Engine
 		if eng, err = loop.New(o); err == nil {
 			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Settings.Approved, Carry: carry}
 			switch {
+			case cont != nil:
+				out, err = s.goOn(ctx, eng, o, lt, cont)
 			case state != nil:
 				out, err = eng.Resume(ctx, state, *answer)
 			case len(t.input) == 0:
@@ -294,6 +305,15 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	}
 	if release != nil {
 		release()
+	}
+	if yielded(out, t) {
+		// Handed over at a round boundary (Drain): the turn goes on on
+		// another node; nothing of its end is recorded or announced here.
+		th.mu.Lock()
+		defer th.mu.Unlock()
+		t.cancel = nil
+		s.handedOver(th, t)
+		return nil
 	}
 	engineStatus := loop.Status("")
 	if out != nil {
@@ -480,7 +500,9 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
-	if closed {
+	if closed || s.draining.Load() {
+		// A draining node starts nothing more: the queued turns stay
+		// queued in the store, for another node to take.
 		th.running = false
 		return nil, nil
 	}
