@@ -23,6 +23,13 @@ type Handoff interface {
 	Handover(ctx context.Context, turnID string) error
 }
 
+// ErrLeaseLost is matched by a store's refusal of a write of a turn this
+// node no longer owns (pgstore.LeaseLostError): its lease ended and
+// another node took the turn. A run whose write is refused so stops being
+// the turn's: what it does from there is neither recorded nor published,
+// the owner's run is.
+var ErrLeaseLost = errors.New("session: this node no longer owns the turn; another node runs it")
+
 // ErrDraining is matched by the refusal of new work by a scheduler that is
 // draining (Scheduler.Drain). It also matches ErrTurnBusy: the client
 // sends the request to another node.
@@ -201,4 +208,20 @@ func (s *Scheduler) stampTurn(threadID, turnID string, e event.Event) event.Even
 	e.Time = s.c.Now()
 	e.ThreadID, e.TurnID = threadID, turnID
 	return e
+}
+
+// fencedJournal is a run's journal: a write the store refuses because
+// another node owns the turn now (ErrLeaseLost) makes the run the turn's
+// no more (turnRun.gone).
+type fencedJournal struct {
+	t    *turnRun
+	next loop.Journal
+}
+
+func (j fencedJournal) Record(ctx context.Context, threadID string, it llm.Item) error {
+	err := j.next.Record(ctx, threadID, it)
+	if err != nil && errors.Is(err, ErrLeaseLost) {
+		j.t.gone.Store(true)
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -277,7 +278,7 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	o, release, err := s.c.Setup(ctx, info)
 	if err == nil {
 		o.Steer = &t.inbox
-		o.Journal = s.c.Store
+		o.Journal = fencedJournal{t: t, next: s.c.Store}
 		o.Waiter = nil
 		hs := []event.Handler{o.Events, s.c.Events, tail}
 		if keeper != nil {
@@ -340,7 +341,14 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	t.cancel = nil
-	if rec := s.ended(th, t, out); engineStatus != "" && rec.Status != engineStatus {
+	rec := s.ended(th, t, out)
+	if t.gone.Load() {
+		// The store refused the end: another node took the turn (this
+		// node's lease ended). Its end is that node's to announce.
+		s.handedOver(th, t)
+		return nil
+	}
+	if engineStatus != "" && rec.Status != engineStatus {
 		// The store refused the end, or the model's check failed the
 		// turn: subscribers learn the turn failed, and why, not what the
 		// engine reported.
@@ -459,6 +467,10 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 	th.info.Updated = s.c.Now()
 	ctx := context.WithoutCancel(s.ctx)
 	if err := s.c.Store.SaveTurn(ctx, *rec); err != nil {
+		if errors.Is(err, ErrLeaseLost) {
+			// Another node owns the turn now: its end is that node's.
+			t.gone.Store(true)
+		}
 		rec.Status, rec.StopReason = TurnFailed, StopStoreError
 		rec.Error = fmt.Sprintf("session: the turn ran but its end (%s) could not be recorded: %v", out.Status, err)
 		rec.Pause, rec.State, t.state = nil, nil, nil
