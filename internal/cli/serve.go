@@ -228,7 +228,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	sctx, endDrain := fleet.serving(ctx)
 	defer endDrain()
 	if f.stdio {
-		return fleet.ended(srv.ServeStdio(sctx, cmd.InOrStdin(), cmd.OutOrStdout()))
+		return fleet.ended(srv.ServeStdio(sctx, fleet.stdin(cmd.InOrStdin()), cmd.OutOrStdout()))
 	}
 	return fleet.ended(srv.ListenAndServe(sctx, f.listen, f.token, func(a net.Addr) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "rein: serving on ws://%s\n", a)

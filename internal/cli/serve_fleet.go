@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -145,4 +147,21 @@ func (b *serveBackend) ready() func(context.Context) error {
 		return nil
 	}
 	return b.threads.Ping
+}
+
+// stdin is the standard input the stdio server reads. On a node of a
+// fleet it is made pollable when it is a file (a pipe): the server's end
+// after a drain closes it, and only a pollable file's read returns then
+// (a blocking read of a pipe would hold the node until its client closes
+// it, and SIGTERM would not end the node).
+func (n *fleetNode) stdin(r io.Reader) io.Reader {
+	f, ok := r.(*os.File)
+	if n.threads == nil || !ok {
+		return r
+	}
+	fd := f.Fd()
+	if err := syscall.SetNonblock(int(fd), true); err != nil {
+		return r
+	}
+	return os.NewFile(fd, f.Name())
 }
