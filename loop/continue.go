@@ -93,6 +93,8 @@ func (r *run) rerun(calls []llm.Call) (*Outcome, error) {
 		rd.Add(c)
 	}
 	res := roundResult{calls: calls, batch: rd.Finish(), end: endCalls}
+	// The round's tool step, which the lost runner did not get to count.
+	r.st.ToolSteps++
 	for i := range res.batch.Results {
 		if err := r.record(llm.ToolResult(r.cap(res.batch.Results[i]))); err != nil {
 			return r.fail(StopProviderError, err)
