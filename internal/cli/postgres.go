@@ -32,7 +32,8 @@ func openThreads(ctx context.Context, db string, maxRunning int) (*pgstore.Store
 	if !ok {
 		return nil, db, nil
 	}
-	s, err := pgstore.Open(ctx, pgstore.Config{URL: u, MaxRunning: maxRunning})
+	// Every serve node takes over lost nodes' turns (startFleet).
+	s, err := pgstore.Open(ctx, pgstore.Config{URL: u, MaxRunning: maxRunning, TakeOver: true})
 	if err != nil {
 		return nil, "", usageError(fmt.Errorf("the thread store %s: %w", redactedURL(u), err))
 	}
