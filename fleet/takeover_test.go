@@ -146,9 +146,17 @@ func (e *fleetEnv) waitRequested(job string, round int) {
 // completed, the history's invariants, and each round's reply once.
 func (e *fleetEnv) checkJob(s *pgstore.Store, th, job string) {
 	e.t.Helper()
-	snap, err := s.LoadThread(context.Background(), th)
-	if err != nil {
-		e.t.Fatal(err)
+	// A subscriber on another node may see turn/completed a moment before
+	// the turn's end is stored (docs/deploy.md): the end is waited for.
+	var snap *session.Snapshot
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var err error
+		if snap, err = s.LoadThread(context.Background(), th); err != nil {
+			e.t.Fatal(err)
+		}
+		if len(snap.Turns) > 0 && snap.Turns[len(snap.Turns)-1].Status != session.TurnInProgress || time.Now().After(deadline) {
+			break
+		}
 	}
 	if err := llm.CheckHistory(snap.Items); err != nil {
 		e.t.Errorf("%s: history: %v", job, err)
