@@ -115,28 +115,31 @@ func (s *Scheduler) Continue(ctx context.Context, c Continuation) error {
 	if th.active != nil || th.running {
 		return fmt.Errorf("session: take over turn %s: this node already runs turn %s of the thread: %w", c.Turn.ID, activeID(th), ErrTurnBusy)
 	}
+	// The thread as the store holds it: its turns, and its queued turns
+	// to run here after this one (input steered into ended turns and
+	// never read is left for the next load, which stores it).
+	fresh, leftover := loaded(snap)
 	var history, items []llm.Item
-	for _, it := range snap.Items {
+	for _, it := range fresh.history {
 		if it.TurnID == c.Turn.ID {
 			items = append(items, it)
 		} else {
 			history = append(history, it)
 		}
 	}
-	th.info = snap.Thread
-	th.history, th.carry, th.stale = history, nil, false
-	th.turns, th.queue = th.turns[:0], nil
 	var rec *Turn
-	for i := range snap.Turns {
-		r := snap.Turns[i]
+	for _, r := range fresh.turns {
 		if r.ID == c.Turn.ID {
-			rec = &r
+			rec = r
 		}
-		th.turns = append(th.turns, &r)
 	}
 	if rec == nil {
 		return fmt.Errorf("session: take over turn %s: the store has no such turn of thread %s", c.Turn.ID, c.Turn.ThreadID)
 	}
+	th.info = fresh.info
+	th.history, th.carry, th.stale = history, nil, false
+	th.turns = slices.DeleteFunc(fresh.turns, func(r *Turn) bool { return leftover != nil && r == leftover.rec })
+	th.queue = slices.DeleteFunc(fresh.queue, func(q *turnRun) bool { return q == leftover })
 	rec.Status, rec.Ended = TurnInProgress, c.Turn.Ended
 	t := &turnRun{rec: rec, input: rec.Input}
 	if c.Lost && len(items) > 0 {
