@@ -392,7 +392,8 @@ func TestFleetKillLoop(t *testing.T) {
 	slices.Sort(failovers)
 	if len(failovers) > 0 {
 		p := func(q float64) time.Duration { return failovers[min(len(failovers)-1, int(q*float64(len(failovers))))] }
-		t.Logf("failover over %d kills (%d mid-turn): p50 %v, p99 %v, max %v (lease %v, poll %v)", kills, len(failovers),
-			p(0.50).Round(time.Millisecond), p(0.99).Round(time.Millisecond), failovers[len(failovers)-1].Round(time.Millisecond), pgstore.DefaultLease, pgstore.DefaultPoll)
+		t.Logf("failover over %d kills (%d mid-turn): min %v, p50 %v, p90 %v, p99 %v, max %v (lease %v, poll %v)", kills, len(failovers),
+			failovers[0].Round(time.Millisecond), p(0.50).Round(time.Millisecond), p(0.90).Round(time.Millisecond), p(0.99).Round(time.Millisecond),
+			failovers[len(failovers)-1].Round(time.Millisecond), pgstore.DefaultLease, pgstore.DefaultPoll)
 	}
 }
