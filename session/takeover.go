@@ -140,7 +140,7 @@ func (s *Scheduler) Continue(ctx context.Context, c Continuation) error {
 	th.history, th.carry, th.stale = history, nil, false
 	th.turns = slices.DeleteFunc(fresh.turns, func(r *Turn) bool { return leftover != nil && r == leftover.rec })
 	th.queue = slices.DeleteFunc(fresh.queue, func(q *turnRun) bool { return q == leftover })
-	rec.Status, rec.Ended = TurnInProgress, c.Turn.Ended
+	rec.Status = TurnInProgress
 	t := &turnRun{rec: rec, input: rec.Input}
 	if c.Lost && len(items) > 0 {
 		t.cont = &continuation{items: items, rerun: c.Rerun}

@@ -55,7 +55,10 @@ func (s *Store) Handover(ctx context.Context, turnID string) error {
 
 // TakeTurns runs the turns this node takes until ctx ends: every poll (and
 // at once when another node hands a turn over) it calls Acquire for as
-// many turns as the node has room for, and hands each to run. A turn run
+// many turns as the node has room for, and hands each to run. A queued
+// turn is taken only from a thread not written for a lease's term: until
+// then it is the queue of the node that runs the thread, which starts it
+// when its running turn ends. A turn run
 // refuses (it returns an error) is handed over again for another node.
 // Acquire's errors (the database is unreachable) are passed to failed,
 // when not nil, and the next poll tries again. poll 0 is DefaultPoll.
@@ -143,10 +146,3 @@ func (s *Store) listenOnce(ctx context.Context, wake chan<- struct{}) error {
 		}
 	}
 }
-
-// Lease returns the term of this node's leases.
-func (s *Store) Lease() time.Duration { return s.lease }
-
-// MaxRunning returns how many turns this node runs at once before Acquire
-// takes no more.
-func (s *Store) MaxRunning() int { return s.max }
