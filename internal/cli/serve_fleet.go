@@ -74,10 +74,16 @@ func (b *serveBackend) startFleet(ctx context.Context, sched *session.Scheduler,
 		// The session decides which calls in flight run again, with the
 		// run's own tools: every open call is handed to it.
 		all := func(string) bool { return true }
+		var said time.Time
 		n.threads.TakeTurns(tctx, pgstore.DefaultPoll, all, func(ctx context.Context, t pgstore.Taken) error {
 			return sched.Continue(ctx, session.Continuation{Turn: t.Turn, Lost: t.Lost, Rerun: t.Rerun, Steers: t.Steers})
 		}, func(err error) {
-			fmt.Fprintf(logw, "rein: taking turns of other nodes: %v\n", err)
+			// Said once a minute at most while the database is down (a
+			// poll fails four times a second).
+			if now := time.Now(); now.Sub(said) >= time.Minute {
+				said = now
+				fmt.Fprintf(logw, "rein: taking turns of other nodes: %v\n", err)
+			}
 		})
 	}()
 	return n
