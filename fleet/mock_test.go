@@ -36,12 +36,13 @@ type provider struct {
 	mu        sync.Mutex
 	requests  map[string]int
 	completed map[string]int
-	// started holds when each (job, round) was last asked for.
-	started map[string]time.Time
+	// started holds when each (job, round) was last asked for; finished
+	// when its reply was last sent to its end.
+	started, finished map[string]time.Time
 }
 
 func newProvider(t *testing.T, delay time.Duration, chunks int) *provider {
-	p := &provider{delay: delay, chunks: chunks, requests: map[string]int{}, completed: map[string]int{}, started: map[string]time.Time{}}
+	p := &provider{delay: delay, chunks: chunks, requests: map[string]int{}, completed: map[string]int{}, started: map[string]time.Time{}, finished: map[string]time.Time{}}
 	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.Close)
 	return p
@@ -168,5 +169,13 @@ func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	p.completed[k]++
+	p.finished[k] = time.Now()
 	p.mu.Unlock()
+}
+
+// answeredAt returns when a job's round was last answered to its end.
+func (p *provider) answeredAt(job string, round int) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.finished[key(job, round)]
 }
