@@ -79,7 +79,7 @@ func (s *Scheduler) handOverAll() int {
 		th.mu.Lock()
 		if t := th.active; t != nil && th.running && t.state == nil && !t.gone.Load() {
 			t.gone.Store(true)
-			if err := h.Handover(context.WithoutCancel(s.ctx), t.rec.ID); err == nil {
+			if err := s.handOver(h, t.rec.ID); err == nil {
 				n++
 			}
 		}
@@ -104,7 +104,7 @@ func (s *Scheduler) yield(t *turnRun) bool {
 // store before it is used. th.mu is held.
 func (s *Scheduler) handedOver(th *thread, t *turnRun) {
 	if h, ok := s.c.Store.(Handoff); ok && !t.gone.Swap(true) {
-		if err := h.Handover(context.WithoutCancel(s.ctx), t.rec.ID); err != nil {
+		if err := s.handOver(h, t.rec.ID); err != nil {
 			// The lease runs out by itself within its term; another
 			// node takes the turn then.
 			s.warn(th, t.rec.ID, fmt.Sprintf("the turn could not be handed over at once (another node takes it when its lease ends): %v", err))
@@ -112,6 +112,17 @@ func (s *Scheduler) handedOver(th *thread, t *turnRun) {
 	}
 	th.active, th.running, th.stale, th.carry = nil, false, true, nil
 	th.notify()
+}
+
+// handoverTimeout bounds one hand-over: a store that does not answer
+// leaves the turn to its lease, which ends by itself.
+const handoverTimeout = 5 * time.Second
+
+// handOver hands a turn over, whatever the scheduler's state.
+func (s *Scheduler) handOver(h Handoff, turnID string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), handoverTimeout)
+	defer cancel()
+	return h.Handover(ctx, turnID)
 }
 
 // gate passes a run's events on until its turn is handed over: what a run

@@ -94,7 +94,10 @@ func (s *Store) TakeTurns(ctx context.Context, poll time.Duration, readOnly Read
 		}
 		for _, t := range taken {
 			if err := run(ctx, t); err != nil {
-				if herr := s.Handover(context.WithoutCancel(ctx), t.Turn.ID); herr != nil && failed != nil {
+				hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.lease)
+				herr := s.Handover(hctx, t.Turn.ID)
+				cancel()
+				if herr != nil && failed != nil {
 					failed(fmt.Errorf("pgstore: turn %s was taken but not run (%v) and could not be handed back: %w", t.Turn.ID, err, herr))
 				}
 			}
