@@ -102,8 +102,26 @@ func (s *Store) TakeTurns(ctx context.Context, poll time.Duration, readOnly Read
 				}
 			}
 		}
-		timer.Reset(poll)
+		timer.Reset(s.untilNext(ctx, poll))
 	}
+}
+
+// untilNext is how long the taker sleeps: the poll, or less when another
+// node's lease ends sooner (so a lost node's turn is taken as its lease
+// ends, not up to a poll later).
+func (s *Store) untilNext(ctx context.Context, poll time.Duration) time.Duration {
+	var ms *float64
+	err := s.pool.QueryRow(ctx, `SELECT EXTRACT(EPOCH FROM min(lease_until) - now()) * 1000 FROM turns
+WHERE status = 'running' AND node <> $1 AND lease_until > now()`, s.node).Scan(&ms)
+	if err != nil || ms == nil {
+		return poll
+	}
+	// A little after the end: the lease must have ended when Acquire
+	// looks.
+	if d := time.Duration(*ms*float64(time.Millisecond)) + 5*time.Millisecond; d < poll {
+		return d
+	}
+	return poll
 }
 
 // listen signals wake on each hand-over notification until ctx ends; it

@@ -101,3 +101,38 @@ func TestTakeOverLeavesAnExpiredTurnForTheTakers(t *testing.T) {
 		t.Errorf("without TakeOver the expired turn is %s, want closed as interrupted", s)
 	}
 }
+
+// A taker whose poll is long still takes a lost node's turn as its lease
+// ends: it sleeps until the earliest lease of another node ends.
+func TestTakeTurnsWakesWhenALeaseEnds(t *testing.T) {
+	url := servicetest.Postgres(t)
+	a, err := pgstore.Open(t.Context(), pgstore.Config{URL: url, Node: "a", Lease: 400 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := open(t, url, pgstore.Config{Node: "b", Lease: time.Minute})
+	newThread(t, a, "th")
+	claimTurn(t, a, "th", "turn")
+	rec(t, a, "th", item(llm.UserText("go"), "turn", "turn.1"))
+
+	ctx, cancel := context.WithCancel(t.Context())
+	took := make(chan time.Time, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.TakeTurns(ctx, time.Hour, readOnly, func(context.Context, pgstore.Taken) error {
+			took <- time.Now()
+			return nil
+		}, nil)
+	}()
+	defer func() { cancel(); <-done }()
+	time.Sleep(200 * time.Millisecond) // the taker's first poll found a live lease
+	a.Close()                           // a dies: its lease runs out within 400 ms
+	died := time.Now()
+	select {
+	case at := <-took:
+		t.Logf("taken %v after the node died (lease 400ms)", at.Sub(died).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the taker slept past the end of the lost node's lease")
+	}
+}
