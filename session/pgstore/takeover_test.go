@@ -127,7 +127,7 @@ func TestTakeTurnsWakesWhenALeaseEnds(t *testing.T) {
 	}()
 	defer func() { cancel(); <-done }()
 	time.Sleep(200 * time.Millisecond) // the taker's first poll found a live lease
-	a.Close()                           // a dies: its lease runs out within 400 ms
+	a.Close()                          // a dies: its lease runs out within 400 ms
 	died := time.Now()
 	select {
 	case at := <-took:
