@@ -169,6 +169,9 @@ func (r *run) loop() (*Outcome, error) {
 		if r.ctx.Err() != nil {
 			return r.interrupted()
 		}
+		if o.Yield != nil && o.Yield() {
+			return r.yielded()
+		}
 		if err := r.drainSteer(); err != nil {
 			return r.fail(StopProviderError, err)
 		}

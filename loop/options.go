@@ -112,6 +112,12 @@ type Options struct {
 	// Journal records each item as it is produced; nil keeps history in
 	// memory only.
 	Journal Journal
+	// Yield, when not nil, is asked at each round boundary (before the
+	// steered input is read and the next model request made); when it
+	// says true the run stops there with StopYielded, recording nothing
+	// more and announcing no end: the turn is handed over, to go on
+	// elsewhere from its committed items (Engine.Continue).
+	Yield func() bool
 	// Window keeps requests within the model's context window (package
 	// window): it counts before each request, shortens or compacts the
 	// history at 90 %, caps tool results as they are recorded and reports

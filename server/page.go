@@ -8,7 +8,7 @@ import (
 )
 
 // routes is what the server answers behind the Host and Origin checks:
-// the health check and signing in to anyone; the page's files to anyone
+// the health and readiness checks and signing in to anyone; the page's files to anyone
 // (they hold nothing private: the page learns everything over the
 // WebSocket); the WebSocket only with credentials when there is a token.
 func (s *Server) routes(token string) http.Handler {
@@ -17,6 +17,7 @@ func (s *Server) routes(token string) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte("ok\n"))
 	})
+	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /signin", s.signIn)
 	mux.HandleFunc("POST /signin", func(w http.ResponseWriter, r *http.Request) { s.signInToken(w, r, token) })
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {

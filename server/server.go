@@ -70,6 +70,10 @@ type Config struct {
 	// Traces, when not nil, answers turn/trace from the events the
 	// runtime kept; without it turn/trace is an error.
 	Traces TraceReader
+	// Ready, when not nil, checks what the node needs to take work (its
+	// shared store answers) for GET /readyz, which answers 503 while it
+	// fails or the scheduler drains.
+	Ready func(context.Context) error
 }
 
 // Server serves the protocol on any number of connections. Several

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reinhq/rein/event"
@@ -78,6 +79,10 @@ type Scheduler struct {
 	mu      sync.Mutex
 	closed  bool
 	threads map[string]*thread
+
+	// draining is set by Drain: no new turns, running ones leave at
+	// their next round boundary.
+	draining atomic.Bool
 }
 
 // New returns a scheduler, or an error saying what the config lacks.
@@ -135,6 +140,12 @@ type turnRun struct {
 	// output is the structured answer the turn asks for (StartOutput);
 	// nil asks for text, or the thread's Setup decides.
 	output *llm.Output
+	// cont is set for a turn taken over from another node: it goes on
+	// from its committed items (Continue).
+	cont *continuation
+	// gone is set once the turn is handed over to another node (Drain):
+	// nothing this run does is the turn's any more.
+	gone atomic.Bool
 }
 
 // notify wakes Wait callers; th.mu is held.

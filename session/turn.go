@@ -35,6 +35,9 @@ func (s *Scheduler) Compact(ctx context.Context, threadID string) (Turn, error) 
 
 // start starts or queues a turn of input; no input is a compaction.
 func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item, output *llm.Output) (Turn, error) {
+	if s.draining.Load() {
+		return Turn{}, drainingError{}
+	}
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
 		return Turn{}, err
@@ -224,6 +227,9 @@ func (s *Scheduler) Interrupt(ctx context.Context, threadID, turnID string) erro
 // decision); the same turn goes on. An answer for another turn or call is
 // refused with a *loop.PauseMismatchError and changes nothing.
 func (s *Scheduler) Answer(ctx context.Context, threadID string, a loop.Answer) error {
+	if s.draining.Load() {
+		return drainingError{}
+	}
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
 		return err
@@ -288,6 +294,8 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	history, carry := th.history, th.carry
 	state, answer := t.state, t.answer
 	t.state, t.answer = nil, nil
+	cont := t.cont
+	t.cont = nil
 	th.mu.Unlock()
 
 	var out *loop.Outcome
@@ -302,13 +310,14 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	o, release, err := s.c.Setup(ctx, info)
 	if err == nil {
 		o.Steer = &t.inbox
-		o.Journal = s.c.Store
+		o.Journal = fencedJournal{t: t, next: s.c.Store}
 		o.Waiter = nil
 		hs := []event.Handler{o.Events, s.c.Events, tail}
 		if keeper != nil {
 			hs = append(hs, keeper)
 		}
-		o.Events = event.Multi(hs...)
+		o.Events = gate{t: t, next: event.Multi(hs...)}
+		o.Yield = func() bool { return s.yield(t) }
 		var eng *loop.Engine
 		if err = withOutput(&o, t, state, info.Settings.Output); err == nil {
 			eng, err = loop.New(o)
@@ -316,6 +325,8 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		if err == nil {
 			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Settings.Approved, Carry: carry}
 			switch {
+			case cont != nil:
+				out, err = s.goOn(ctx, eng, o, lt, cont)
 			case state != nil:
 				out, err = eng.Resume(ctx, state, *answer)
 			case len(t.input) == 0:
@@ -330,6 +341,15 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	}
 	if release != nil {
 		release()
+	}
+	if yielded(out, t) {
+		// Handed over at a round boundary (Drain): the turn goes on on
+		// another node; nothing of its end is recorded or announced here.
+		th.mu.Lock()
+		defer th.mu.Unlock()
+		t.cancel = nil
+		s.handedOver(th, t)
+		return nil
 	}
 	engineStatus := loop.Status("")
 	if out != nil {
@@ -356,7 +376,14 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	t.cancel = nil
-	if rec := s.ended(th, t, out); engineStatus != "" && rec.Status != engineStatus {
+	rec := s.ended(th, t, out)
+	if t.gone.Load() {
+		// The store refused the end: another node took the turn (this
+		// node's lease ended). Its end is that node's to announce.
+		s.handedOver(th, t)
+		return nil
+	}
+	if engineStatus != "" && rec.Status != engineStatus {
 		// The store refused the end, or the model's check failed the
 		// turn: subscribers learn the turn failed, and why, not what the
 		// engine reported.
@@ -475,6 +502,10 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 	th.info.Updated = s.c.Now()
 	ctx := context.WithoutCancel(s.ctx)
 	if err := s.c.Store.SaveTurn(ctx, *rec); err != nil {
+		if errors.Is(err, ErrLeaseLost) {
+			// Another node owns the turn now: its end is that node's.
+			t.gone.Store(true)
+		}
 		rec.Status, rec.StopReason = TurnFailed, StopStoreError
 		rec.Error = fmt.Sprintf("session: the turn ran but its end (%s) could not be recorded: %v", out.Status, err)
 		rec.Pause, rec.State, t.state = nil, nil, nil
@@ -522,7 +553,9 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
-	if closed {
+	if closed || s.draining.Load() {
+		// A draining node starts nothing more: the queued turns stay
+		// queued in the store, for another node to take.
 		th.running = false
 		return nil, nil
 	}

@@ -24,15 +24,16 @@ func postgresURL(db string) (string, bool) {
 }
 
 // openThreads opens the PostgreSQL thread store when --db or $REIN_DB
-// names one, and returns the SQLite file the server keeps the tools' data
+// names one (running at most maxRunning turns at once; 0: the default), and returns the SQLite file the server keeps the tools' data
 // in (knowledge bases, memory, notes, jobs): db itself otherwise, this
 // machine's default file then.
-func openThreads(ctx context.Context, db string) (*pgstore.Store, string, error) {
+func openThreads(ctx context.Context, db string, maxRunning int) (*pgstore.Store, string, error) {
 	u, ok := postgresURL(db)
 	if !ok {
 		return nil, db, nil
 	}
-	s, err := pgstore.Open(ctx, pgstore.Config{URL: u})
+	// Every serve node takes over lost nodes' turns (startFleet).
+	s, err := pgstore.Open(ctx, pgstore.Config{URL: u, MaxRunning: maxRunning, TakeOver: true})
 	if err != nil {
 		return nil, "", usageError(fmt.Errorf("the thread store %s: %w", redactedURL(u), err))
 	}

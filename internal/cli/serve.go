@@ -63,6 +63,8 @@ type serveFlags struct {
 	// redis is the Redis address live events travel between nodes by
 	// (--redis, else $REIN_REDIS); threads in PostgreSQL only.
 	redis string
+	// fleet are the flags of a node sharing threads in PostgreSQL.
+	fleet fleetFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -99,6 +101,9 @@ func newServeCmd() *cobra.Command {
 			}
 			f.turn.approval, f.turn.tools.sandbox = f.approval, f.sandbox
 			if err := f.turn.check(); err != nil {
+				return usageError(err)
+			}
+			if err := f.fleet.check(); err != nil {
 				return usageError(err)
 			}
 			f.request = f.turn.request()
@@ -138,6 +143,7 @@ func newServeCmd() *cobra.Command {
 	fl.DurationVar(&f.turn.timeout, "timeout", 0, "each turn's wall-clock budget, e.g. 2m")
 	f.turn.fl = fl
 	fl.StringVar(&f.redis, "redis", "", "HOST:PORT of the Redis that carries live events between servers sharing a PostgreSQL --db (default $"+envRedis+")")
+	f.fleet.add(fl)
 	fl.StringArrayVar(&f.allowedOrigins, "allowed-origin", nil, "an origin (scheme://host[:port]) whose web pages may connect besides the server's own; repeatable")
 	return cmd
 }
@@ -147,7 +153,7 @@ func newServeCmd() *cobra.Command {
 // config file, read once for every thread the server runs.
 func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) error {
 	ctx := cmd.Context()
-	threads, db, err := openThreads(ctx, f.db)
+	threads, db, err := openThreads(ctx, f.db, f.fleet.maxRunning)
 	if err != nil {
 		return err
 	}
@@ -187,6 +193,10 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 	// Run after the cron's stop below: no job starts a turn on a closed
 	// scheduler.
 	defer stop()
+	// A node of a fleet takes the turns other nodes left; it stops
+	// before the scheduler closes.
+	fleet := b.startFleet(ctx, sched, cmd.ErrOrStderr())
+	defer fleet.stop()
 	// Scheduled messages (the cron tool) run while the server runs; what
 	// fell due while it was down runs once now and is reported.
 	cronCtx, stopCron := context.WithCancel(ctx)
@@ -214,19 +224,22 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		stopCron()
 		<-cronDone
 	}()
-	srv, err := server.New(server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults()})
+	srv, err := server.New(server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults(), Ready: b.ready()})
 	if err != nil {
 		return usageError(err)
 	}
+	// On a node of a fleet, SIGTERM drains first: the server runs on.
+	sctx, endDrain := fleet.serving(ctx)
+	defer endDrain()
 	if f.stdio {
-		return srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
+		return fleet.ended(srv.ServeStdio(sctx, fleet.stdin(cmd.InOrStdin()), cmd.OutOrStdout()))
 	}
-	return srv.ListenAndServe(ctx, f.listen, f.token, func(a net.Addr) {
+	return fleet.ended(srv.ListenAndServe(sctx, f.listen, f.token, func(a net.Addr) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "rein: serving on ws://%s\n", a)
 		// The page, with a one-time sign-in link when there is a token
 		// (as Jupyter prints one).
 		fmt.Fprintf(cmd.ErrOrStderr(), "rein: open %s in a browser\n", srv.SignInURL(a, f.token))
-	})
+	}))
 }
 
 // serveBackend maps the flags of rein serve and rein chat to the runtime's

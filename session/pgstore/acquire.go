@@ -54,6 +54,13 @@ const lostInFlight = "aborted: node lost: the rein node running this call stoppe
 // each poll. Each taken turn runs under a new lease with a fencing token
 // the lost node's never equals: that node's late writes are refused.
 func (s *Store) Acquire(ctx context.Context, n int, readOnly ReadOnly) ([]Taken, error) {
+	return s.acquire(ctx, n, readOnly, 0)
+}
+
+// acquire is Acquire taking only the queued turns of threads not written
+// for quiet: TakeTurns leaves a queued turn to the node whose queue it is
+// (which starts it as its running turn ends) for a lease's term.
+func (s *Store) acquire(ctx context.Context, n int, readOnly ReadOnly, quiet time.Duration) ([]Taken, error) {
 	s.acq.Lock()
 	defer s.acq.Unlock()
 	if room := s.max - s.Running(); n > room {
@@ -69,9 +76,9 @@ func (s *Store) Acquire(ctx context.Context, n int, readOnly ReadOnly) ([]Taken,
 SELECT th.id FROM threads th WHERE th.id IN (
 	SELECT thread FROM turns WHERE status = 'running' AND lease_until < now()
 	UNION
-	SELECT q.thread FROM turns q WHERE q.status = 'queued'
+	SELECT q.thread FROM turns q JOIN threads qt ON qt.id = q.thread WHERE q.status = 'queued' AND qt.updated < $2
 		AND NOT EXISTS (SELECT 1 FROM turns r WHERE r.thread = q.thread AND r.status IN ('running', 'paused')))
-ORDER BY th.updated LIMIT $1 FOR UPDATE OF th SKIP LOCKED`, n)
+ORDER BY th.updated LIMIT $1 FOR UPDATE OF th SKIP LOCKED`, n, time.Now().Add(-quiet).UnixNano())
 		if err != nil {
 			return fmt.Errorf("pgstore: acquire: %w", err)
 		}

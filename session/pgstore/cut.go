@@ -38,9 +38,12 @@ func (s *Store) normalize(ctx context.Context, threadID string) error {
 // result and its placeholders are answered as aborted, the steered input it
 // never read joins the history, a marker tells the model, and the turn ends
 // interrupted. Its lease is gone with it: a late write of the node that
-// held it is refused.
+// held it is refused. When the nodes take over lost turns
+// (Config.TakeOver), a turn is left to them for a lease's term after its
+// lease ended, and closed only when none took it.
 func (s *Store) closeExpired(ctx context.Context, tx pgx.Tx, threadID string) error {
-	rows, err := tx.Query(ctx, `SELECT id FROM turns WHERE thread = $1 AND status = 'running' AND lease_until < now() FOR UPDATE`, threadID)
+	rows, err := tx.Query(ctx, `SELECT id FROM turns WHERE thread = $1 AND status = 'running' AND lease_until < now() - $2 * interval '1 millisecond' FOR UPDATE`,
+		threadID, s.takeOver.Milliseconds())
 	if err != nil {
 		return fmt.Errorf("pgstore: expired leases of %s: %w", threadID, err)
 	}

@@ -32,8 +32,10 @@ func (e *LeaseLostError) Error() string {
 	return fmt.Sprintf("pgstore: turn %s: the write under lease %d was refused: the turn's lease is %d, held by %s; this node must stop running it", e.TurnID, e.Held, e.Current, who)
 }
 
-// Is makes the error match ErrLeaseLost.
-func (e *LeaseLostError) Is(target error) bool { return target == ErrLeaseLost }
+// Is makes the error match ErrLeaseLost and session.ErrLeaseLost.
+func (e *LeaseLostError) Is(target error) bool {
+	return target == ErrLeaseLost || target == session.ErrLeaseLost
+}
 
 // ErrSchemaTooNew: the database was migrated by a newer rein.
 var ErrSchemaTooNew = errors.New("pgstore: the database schema is newer than this rein; upgrade rein")

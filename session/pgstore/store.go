@@ -48,6 +48,12 @@ type Config struct {
 	// MaxRunning is how many turns this node runs at once before Acquire
 	// takes no more (default DefaultRunningPerCore per core).
 	MaxRunning int
+	// TakeOver says the nodes sharing the database take over the turns of
+	// lost nodes (TakeTurns): a turn whose lease ended is then left to
+	// them for one more lease term, and only a turn no node took in that
+	// time is closed as cut when its thread is opened. Without it, opening
+	// the thread closes such a turn at once.
+	TakeOver bool
 }
 
 // Store is a session.Store on PostgreSQL. It is safe for concurrent use;
@@ -58,6 +64,9 @@ type Store struct {
 	node  string
 	lease time.Duration
 	max   int
+	// takeOver is how long after its lease ended a running turn is left
+	// for a node's Acquire before it is closed as cut (Config.TakeOver).
+	takeOver time.Duration
 
 	mu sync.Mutex
 	// held are the turns this node runs, by id: the fencing token its
@@ -129,7 +138,11 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool, node: c.Node, lease: c.Lease, max: c.MaxRunning, held: make(map[string]int64),
+	var takeOver time.Duration
+	if c.TakeOver {
+		takeOver = c.Lease
+	}
+	s := &Store{pool: pool, node: c.Node, lease: c.Lease, max: c.MaxRunning, takeOver: takeOver, held: make(map[string]int64),
 		stop: make(chan struct{}), done: make(chan struct{}), ops: make(chan *recordOp, maxBatch)}
 	go s.heartbeat()
 	for range writers {
