@@ -53,6 +53,14 @@ type Config struct {
 	// run, rein answer), where a run is the whole of the model's work; a
 	// runtime of many turns on one model (chat, serve) leaves it off.
 	Verify bool
+	// Outcome, when not nil, is given every run's outcome as the engine
+	// returned it (or as the scheduler made it for a run that never
+	// started), before its end is recorded: for a door in the same process
+	// that hands its caller the outcome itself, such as the library facade
+	// (the turn's items, a paused turn's state, the engine's error as a
+	// value). It must not modify it, nor keep it past the turn's end
+	// being recorded without copying what it keeps.
+	Outcome func(th Thread, out *loop.Outcome)
 }
 
 // Input rewrites the input of turn turnID of thread th before the engine
