@@ -146,4 +146,3 @@ func WithAccess(a Access) ToolOption { return tool.WithAccess(a) }
 
 // Text is a tool's text output.
 func Text(s string) ToolOutput { return tool.Text(s) }
-
