@@ -119,6 +119,9 @@ type Runtime struct {
 	shared map[toolsKey]*threadTools
 	// own is the one set of a runtime without a workspace (NoWorkspace).
 	own *threadTools
+	// unmade is the growing set composed for a thread not made yet (an
+	// empty id), which the first thread made with its settings takes.
+	unmade *unmadeTools
 	// workspaces are shared by the threads of one directory (a Workspace
 	// is safe for concurrent use): one directory handle each.
 	workspaces map[string]*sandbox.Workspace
@@ -494,6 +497,13 @@ type toolsKey struct {
 	memory, ownSearch                                 bool
 }
 
+// unmadeTools is a growing set composed before its thread was made, and
+// what it was composed from.
+type unmadeTools struct {
+	key toolsKey
+	tt  *threadTools
+}
+
 // grows reports whether a composed set changes while it is used: load_tools
 // adds the tools it loads to it.
 func grows(set *tool.Set) bool {
@@ -536,6 +546,17 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 	if !ok {
 		tt, ok = r.shared[key]
 	}
+	if !ok && r.unmade != nil && r.unmade.key == key {
+		// Composed by Prepare or Setup before the thread was made (rein
+		// run, rein chat check their flags so): the first thread made
+		// with the same settings takes it, rather than composing (and
+		// offering the MCP servers' tools) again.
+		tt, ok = r.unmade.tt, true
+		if th.ID != "" {
+			put(&r.tools, th.ID, tt)
+			r.unmade = nil
+		}
+	}
 	r.mu.Unlock()
 	if ok {
 		return tt, nil
@@ -569,6 +590,11 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if grows(tt.set) {
+		if th.ID == "" {
+			// A thread not made yet: kept for the first one made.
+			r.unmade = &unmadeTools{key: key, tt: tt}
+			return tt, nil
+		}
 		put(&r.tools, th.ID, tt)
 		return tt, nil
 	}
@@ -628,4 +654,5 @@ func (r *Runtime) Close() {
 	}
 	clear(r.tools)
 	clear(r.shared)
+	r.unmade = nil
 }
