@@ -89,7 +89,7 @@ type Options struct {
 	// $XDG_DATA_HOME/rein/rein.db): threads and their traces persist there
 	// (OpenThread continues one, as rein run --thread does), and the
 	// knowledge bases, memory and notes are read from it. "" keeps the
-	// threads in memory, without traces.
+	// threads and their traces in memory.
 	DB string
 	// OpenTelemetry exports every turn's spans and metrics as the OTEL_*
 	// environment variables say (as rein run does); Close flushes them.
@@ -109,6 +109,7 @@ type Agent struct {
 	rt    *agent.Runtime
 	sched *session.Scheduler
 	st    *store.Store      // nil in memory
+	mem   *memStore         // the store in memory, nil with a DB
 	x     *telemetry.Export // nil without OpenTelemetry
 
 	mu sync.Mutex
@@ -158,7 +159,8 @@ func New(o Options) (*Agent, error) {
 		}
 		a.st, rc.Store = st, st
 	} else {
-		rc.Threads = session.NewMemStore()
+		a.mem = newMemStore()
+		rc.Threads = a.mem
 	}
 	if o.OpenTelemetry {
 		x, err := telemetry.FromEnv(ctx, "")

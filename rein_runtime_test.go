@@ -256,3 +256,37 @@ func TestNewRefusesOptionsThatCannotRun(t *testing.T) {
 		})
 	}
 }
+
+// TestThreadKeepsATraceInMemory: without a DB a thread's runs still leave
+// their trace (as every door keeps it), deltas left out.
+func TestThreadKeepsATraceInMemory(t *testing.T) {
+	a, err := rein.New(rein.Options{Model: scriptedModel(t, "rounds:\n  - calls: [{id: c1, name: echo, args: {text: hi}}]\n  - text: done\n"), Tools: []rein.Tool{echo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(context.Background())
+	th := a.NewThread()
+	if _, err := th.Run(t.Context(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	trace, err := th.Trace(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range trace {
+		if e.Type == rein.EventTextDelta {
+			t.Errorf("the trace keeps a delta: %+v", e)
+		}
+		types = append(types, string(e.Type))
+	}
+	got := strings.Join(types, " ")
+	for _, want := range []rein.EventType{rein.EventTurnStarted, rein.EventToolStarted, rein.EventResult, rein.EventTurnCompleted} {
+		if !strings.Contains(got, string(want)) {
+			t.Errorf("the trace lacks %s: %s", want, got)
+		}
+	}
+	if other, _ := a.NewThread().Trace(t.Context()); len(other) != 0 {
+		t.Errorf("a new thread has a trace of %d events", len(other))
+	}
+}
