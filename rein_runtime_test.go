@@ -171,6 +171,9 @@ func TestOpenThreadAnswersAPauseAfterARestart(t *testing.T) {
 	if _, err := again.Run(t.Context(), "something else"); !errors.Is(err, rein.ErrPaused) {
 		t.Errorf("Run on the paused thread: %v, want ErrPaused", err)
 	}
+	if err := again.Steer(t.Context(), "something else"); !errors.Is(err, rein.ErrPaused) {
+		t.Errorf("Steer on the paused thread: %v, want ErrPaused", err)
+	}
 	end, err := again.Answer(t.Context(), rein.Answer{TurnID: out.TurnID, CallID: out.Pause.CallID, Text: "Florence"})
 	if err != nil || end.Status != rein.StatusCompleted || end.Answer != "Florence it is." {
 		t.Fatalf("answered: %+v, %v", end, err)

@@ -17,6 +17,10 @@ import (
 // answer; call Answer first.
 var ErrPaused = errors.New("rein: the thread's last turn is paused; answer it with Thread.Answer")
 
+// ErrNotPaused is returned by Answer when no turn of the thread waits for
+// an answer.
+var ErrNotPaused = loop.ErrNotPaused
+
 // ErrNoTurn is returned by Steer and Interrupt when no turn of the thread
 // is running.
 var ErrNoTurn = errors.New("rein: no turn of the thread is running; start one with Thread.Run")
@@ -126,14 +130,16 @@ func (t *Thread) Answer(ctx context.Context, ans Answer) (*Outcome, error) {
 
 // Steer adds text to the running turn: the model reads it before its next
 // round (or, when the turn is ending, it starts the thread's next turn).
-// It returns ErrNoTurn when no turn runs, and an error wrapping
-// session.ErrTurnPaused when the turn waits for an answer instead.
+// It returns ErrNoTurn when no turn runs, and ErrPaused when the turn
+// waits for an answer instead.
 func (t *Thread) Steer(ctx context.Context, text string) error {
 	cur, err := t.active(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := t.agent.sched.Steer(ctx, t.id, cur, llm.UserText(text)); err != nil {
+	if _, err := t.agent.sched.Steer(ctx, t.id, cur, llm.UserText(text)); errors.Is(err, session.ErrTurnPaused) {
+		return ErrPaused
+	} else if err != nil {
 		return fmt.Errorf("rein: %w", err)
 	}
 	return nil
