@@ -293,3 +293,29 @@ func TestThreadKeepsATraceInMemory(t *testing.T) {
 		t.Errorf("a new thread has a trace of %d events", len(other))
 	}
 }
+
+// TestOwnToolReplacesReinsOfTheSameName: a program's tool named as one of
+// rein's workspace tools is the one offered and run.
+func TestOwnToolReplacesReinsOfTheSameName(t *testing.T) {
+	mine := rein.NewTool("read_file", "Read a file, the program's way.", func(context.Context, struct {
+		Path string `json:"path"`
+	}) (rein.ToolOutput, error) {
+		return rein.Text("the program's own"), nil
+	})
+	m := scriptedModel(t, `rounds:
+  - calls: [{id: c1, name: read_file, args: {path: a.txt}}]
+  - text: ok
+    expect: [{result: {tool: read_file, contains: "the program's own"}}]
+`)
+	a, err := rein.New(rein.Options{Model: m, Tools: []rein.Tool{mine}, Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(context.Background())
+	if _, err := a.Run(t.Context(), "read"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.(*scripted.Model).Verify(); err != nil {
+		t.Error(err)
+	}
+}

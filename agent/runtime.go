@@ -75,7 +75,8 @@ type RuntimeConfig struct {
 	// MCP is the MCP servers every thread shares (nil: none).
 	MCP *mcp.Manager
 	// Own are the program's own tools (a library user's): every thread's
-	// set has them besides what is composed.
+	// set has them besides what is composed; one named as a composed tool
+	// replaces it.
 	Own []tool.Tool
 	// NoWorkspace says the threads have no workspace: nothing is composed
 	// (no file tools, no always-on tools, no knowledge), a thread's tools
@@ -581,6 +582,7 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 		return nil, err
 	}
 	for _, t := range r.c.Own {
+		composed.Set.Remove(t.Spec().Name)
 		composed.Set.Add(t)
 	}
 	tt = &threadTools{set: composed.Set, k: composed.Knowledge}

@@ -58,8 +58,8 @@ type Config struct {
 	// started), before its end is recorded: for a door in the same process
 	// that hands its caller the outcome itself, such as the library facade
 	// (the turn's items, a paused turn's state, the engine's error as a
-	// value). It must not modify it, nor keep it past the turn's end
-	// being recorded without copying what it keeps.
+	// value). It is called on the run's goroutine and must not modify the
+	// outcome.
 	Outcome func(th Thread, out *loop.Outcome)
 }
 
