@@ -121,6 +121,8 @@ type Agent struct {
 	ended map[string]*loop.Outcome
 	// typed are the outputs of answer types, made on first use (typed.go).
 	typed sync.Map
+	// handles counts the reachable Threads of each thread (forget.go).
+	handles map[string]int
 }
 
 // New returns an agent, or an error saying which option is wrong.
@@ -289,9 +291,12 @@ func (a *Agent) ask(threadID string, out *llm.Output) {
 	a.outputs[threadID] = out
 }
 
-// Run runs one turn of prompt in a fresh thread.
+// Run runs one turn of prompt in a fresh thread, which the agent then
+// forgets (with a DB the store keeps it: Outcome.ThreadID).
 func (a *Agent) Run(ctx context.Context, prompt string) (*Outcome, error) {
-	return a.NewThread().Run(ctx, prompt)
+	t := a.NewThread()
+	defer t.h.release()
+	return t.Run(ctx, prompt)
 }
 
 // Close interrupts the turns still running and waits for their ends to be

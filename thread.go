@@ -35,11 +35,15 @@ type Thread struct {
 	err error
 
 	mu sync.Mutex // held by Run and Answer: one turn at a time
+	// h lets the agent forget the thread once no handle of it is left.
+	h *handle
 }
 
 // NewThread starts a thread with the agent's settings (its workspace,
 // sandbox mode, approval policy, instructions and round budget, which the
-// thread keeps).
+// thread keeps). Once no Thread of it is reachable the agent forgets it:
+// in memory the thread is gone (a turn of it still paused is interrupted),
+// with a DB it stays in the store for OpenThread.
 func (a *Agent) NewThread() *Thread {
 	t := &Thread{agent: a}
 	s, err := a.settings()
@@ -50,7 +54,9 @@ func (a *Agent) NewThread() *Thread {
 	}
 	if err != nil {
 		t.err = fmt.Errorf("rein: new thread: %w", err)
+		return t
 	}
+	a.hold(t)
 	return t
 }
 
@@ -63,7 +69,9 @@ func (a *Agent) OpenThread(ctx context.Context, id string) (*Thread, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rein: %w", err)
 	}
-	return &Thread{agent: a, id: th.ID}, nil
+	t := &Thread{agent: a, id: th.ID}
+	a.hold(t)
+	return t, nil
 }
 
 // ID returns the thread id.
