@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -94,6 +95,10 @@ type Options struct {
 	// OpenTelemetry exports every turn's spans and metrics as the OTEL_*
 	// environment variables say (as rein run does); Close flushes them.
 	OpenTelemetry bool
+	// Log receives what a person should know while turns run, as rein run
+	// writes it to stderr: a tool gate that failed, a knowledge block left
+	// out (nil: discarded).
+	Log io.Writer
 }
 
 // libraryProvider names an agent's model to the runtime: a model the
@@ -146,7 +151,7 @@ func New(o Options) (*Agent, error) {
 		Tools: agent.Tools{KBs: o.KnowledgeBases},
 		Own:   o.Tools, NoWorkspace: o.Workspace == "",
 		Base:   loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget, OutputMode: o.OutputMode, NoRedact: o.NoRedact},
-		Events: o.Events,
+		Events: o.Events, Log: o.Log,
 		Open: func(s provider.Spec) (*provider.Resolved, error) {
 			if s != spec {
 				return nil, fmt.Errorf("rein: the thread names the model %s; this agent runs %s", s, spec)
