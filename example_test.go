@@ -31,6 +31,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer agent.Close(ctx)
 	out, err := agent.Run(ctx, "Weather in Shanghai and Beijing?")
 	if err != nil {
 		log.Fatal(err)
@@ -67,6 +68,7 @@ func Example_offline() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer agent.Close(ctx)
 	out, err := agent.Run(ctx, "Weather in Shanghai and Beijing?")
 	if err != nil {
 		log.Fatal(err)

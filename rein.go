@@ -12,14 +12,18 @@
 //	out, err := thread.Run(ctx, "What is the weather in Shanghai and Beijing?")
 //	fmt.Println(out.Status, out.Answer)
 //
-// The engine itself lives in package loop, the per-round scheduler in
-// dispatch, the model API in llm, and tools in tool and tools/....
+// An agent runs on the same runtime as every other door of rein (rein run,
+// rein chat, rein serve): its threads and turns are held by the session
+// scheduler (package session) and set up by the per-thread runtime
+// (package agent), so a library turn has the same redaction, pauses,
+// steering and interrupts, and with Options.DB the same stored history and
+// trace, knowledge seed and OpenTelemetry spans. The engine itself lives in
+// package loop, the per-round scheduler in dispatch, the model API in llm,
+// and tools in tool and tools/....
 package rein
 
 import (
 	"context"
-	"errors"
-	"sync"
 
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
@@ -142,182 +146,3 @@ func WithAccess(a Access) ToolOption { return tool.WithAccess(a) }
 
 // Text is a tool's text output.
 func Text(s string) ToolOutput { return tool.Text(s) }
-
-// Options configure an Agent. Model is required.
-type Options struct {
-	// Model answers the turns: OpenModel opens one from a spec such as
-	// "openai:gpt-5-mini"; any llm.Model will do.
-	Model Model
-	// ModelName is sent as the request's model when the model needs one.
-	ModelName string
-	// System is the system prompt.
-	System string
-	// Tools are offered to the model in every turn.
-	Tools []Tool
-	// MaxRounds is the exploration budget per turn (default 8).
-	MaxRounds int
-	// MaxOutputTokens caps each model call's output.
-	MaxOutputTokens int
-	Budget          Budget
-	Price           Price
-	// Events receives every event of every turn; may be nil.
-	Events EventHandler
-	// Waiter answers pauses in process; nil ends turns paused.
-	Waiter Waiter
-	// Engine holds the remaining engine options; the fields above win.
-	// Among them: what a tool returns is redacted by default (keys and
-	// tokens from the environment and by shape, DESIGN §7.4); set
-	// Engine.Redact to redact with more (redact.New), or Engine.NoRedact
-	// to turn it off.
-	Engine loop.Options
-}
-
-// Agent runs turns with one model and one set of tools.
-type Agent struct {
-	engine *loop.Engine
-	// opts are the engine's options, for the engines of structured
-	// answers (typed.go), made on first use and kept by answer type.
-	opts  loop.Options
-	typed sync.Map // reflect.Type → *loop.Engine
-}
-
-// New returns an agent, or an error saying which option is wrong.
-func New(o Options) (*Agent, error) {
-	eo := o.Engine
-	eo.Model = o.Model
-	if o.ModelName != "" {
-		eo.ModelName = o.ModelName
-	}
-	if o.System != "" {
-		eo.System = o.System
-	}
-	if len(o.Tools) > 0 {
-		eo.Tools = tool.NewSet(o.Tools...)
-	}
-	if o.MaxRounds != 0 {
-		eo.MaxRounds = o.MaxRounds
-	}
-	if o.MaxOutputTokens != 0 {
-		eo.MaxOutputTokens = o.MaxOutputTokens
-	}
-	if o.Budget != (Budget{}) {
-		eo.Budget = o.Budget
-	}
-	if o.Price != (Price{}) {
-		eo.Price = o.Price
-	}
-	if o.Events != nil {
-		eo.Events = o.Events
-	}
-	if o.Waiter != nil {
-		eo.Waiter = o.Waiter
-	}
-	opts := eo
-	e, err := loop.New(eo)
-	if err != nil {
-		return nil, err
-	}
-	return &Agent{engine: e, opts: opts}, nil
-}
-
-// Engine returns the agent's turn engine.
-func (a *Agent) Engine() *loop.Engine { return a.engine }
-
-// NewThread starts an in-memory thread: each Run continues the
-// conversation with the full item history of the earlier turns.
-func (a *Agent) NewThread() *Thread {
-	return &Thread{agent: a, id: loop.NewID("thread")}
-}
-
-// Run runs one turn of prompt in a fresh thread.
-func (a *Agent) Run(ctx context.Context, prompt string) (*Outcome, error) {
-	return a.NewThread().Run(ctx, prompt)
-}
-
-// Thread is a conversation kept in memory. One turn runs at a time.
-type Thread struct {
-	agent *Agent
-	id    string
-
-	mu       sync.Mutex
-	history  []llm.Item
-	approved []string
-	paused   *loop.State
-	// pausedBy is the engine of the paused turn (a structured answer's
-	// has its own), which resumes it.
-	pausedBy *loop.Engine
-	// carry lets the next turn start without copying the history.
-	carry *loop.Carry
-}
-
-// ID returns the thread id.
-func (t *Thread) ID() string { return t.id }
-
-// History returns the thread's items so far; while a turn is paused, with
-// that turn's items up to the pause.
-func (t *Thread) History() []llm.Item {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.paused != nil {
-		return t.paused.History
-	}
-	// Capped: the thread appends to its history in place, and a caller's
-	// append must not write there.
-	return t.history[:len(t.history):len(t.history)]
-}
-
-// ErrPaused is returned by Run when the thread's last turn waits for an
-// answer; call Answer first.
-var ErrPaused = errors.New("rein: the thread's last turn is paused; answer it with Thread.Answer")
-
-// Run runs one turn of prompt.
-func (t *Thread) Run(ctx context.Context, prompt string) (*Outcome, error) {
-	return t.run(ctx, t.agent.engine, prompt)
-}
-
-// run runs one turn of prompt with engine e.
-func (t *Thread) run(ctx context.Context, e *loop.Engine, prompt string) (*Outcome, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.paused != nil {
-		return nil, ErrPaused
-	}
-	out, err := e.Run(ctx, loop.Turn{ThreadID: t.id, History: t.history, Carry: t.carry, Approved: t.approved, Input: []llm.Item{llm.UserText(prompt)}})
-	t.keep(e, out)
-	return out, err
-}
-
-// Answer answers the paused turn and runs it on.
-func (t *Thread) Answer(ctx context.Context, a Answer) (*Outcome, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.paused == nil {
-		return nil, loop.ErrNotPaused
-	}
-	e := t.pausedBy
-	out, err := e.Resume(ctx, t.paused, a)
-	if out == nil {
-		return nil, err
-	}
-	t.keep(e, out)
-	return out, err
-}
-
-// keep takes in the outcome of a turn engine e ran.
-func (t *Thread) keep(e *loop.Engine, out *Outcome) {
-	if out == nil {
-		return
-	}
-	t.approved = out.Approved
-	if out.State != nil {
-		// The history stays that of the turns before: the answered turn's
-		// outcome holds all of its items, those before the pause included.
-		t.paused, t.pausedBy = out.State, e
-		return
-	}
-	t.paused, t.pausedBy = nil, nil
-	// In place: History hands out capped slices, and the engine only
-	// reads the history it is given.
-	t.history = append(t.history, out.Items...)
-	t.carry = out.Carry
-}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/event"
-	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/redact"
 )
 
@@ -35,7 +34,7 @@ func TestAgentRedactsByDefault(t *testing.T) {
 						results = append(results, e.Content)
 					}
 				}),
-				Engine: loop.Options{NoRedact: tc.noRedact},
+				NoRedact: tc.noRedact,
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -87,7 +87,7 @@ func TestThreadAnswerContinuesWithoutRepeatingItems(t *testing.T) {
 	if err != nil || out.Answer != "Florence it is." {
 		t.Fatalf("answer: %v, %+v", err, out)
 	}
-	if _, err := th.Answer(ctx, rein.Answer{TurnID: turnID, CallID: "q1", Text: "x"}); !errors.Is(err, loop.ErrNotPaused) {
+	if _, err := th.Answer(ctx, rein.Answer{TurnID: turnID, CallID: "q1", Text: "x"}); !errors.Is(err, rein.ErrNotPaused) {
 		t.Errorf("second answer: %v, want ErrNotPaused", err)
 	}
 	h := th.History()

@@ -8,7 +8,6 @@ import (
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/scripted"
-	"github.com/reinhq/rein/loop"
 )
 
 type city struct {
@@ -42,7 +41,7 @@ func TestRunTypedDecodesTheAnswer(t *testing.T) {
 	} {
 		t.Run(string(tc.mode), func(t *testing.T) {
 			m := scriptedModel(t, tc.script)
-			a, err := rein.New(rein.Options{Model: m, Tools: []rein.Tool{echo}, Engine: loop.Options{OutputMode: tc.mode}})
+			a, err := rein.New(rein.Options{Model: m, Tools: []rein.Tool{echo}, OutputMode: tc.mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +76,7 @@ func TestRunTypedReportsAnAnswerThatNeverMatches(t *testing.T) {
   - text: 'Paris'
   - text: '{"name":"Paris"}'
 `)
-	a, err := rein.New(rein.Options{Model: m, Engine: loop.Options{OutputMode: llm.OutputNative}})
+	a, err := rein.New(rein.Options{Model: m, OutputMode: rein.OutputNative})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,14 +52,14 @@ func outputName(t reflect.Type) string { return llm.OutputName(t.Name()) }
 // answer it with Thread.Answer and read Outcome.Output; interrupted).
 //
 // The turn runs with the agent's options and a copy of its tools (the
-// output may add a tool named after T).
+// output may add a tool named after T); the thread's other turns are plain.
 func RunTyped[T any](ctx context.Context, t *Thread, prompt string) (T, *Outcome, error) {
 	var v T
-	e, err := t.agent.typedEngine(reflect.TypeFor[T](), OutputOf[T])
+	output, err := t.agent.output(reflect.TypeFor[T](), OutputOf[T])
 	if err != nil {
 		return v, nil, err
 	}
-	out, err := t.run(ctx, e, prompt)
+	out, err := t.run(ctx, output, prompt)
 	if err != nil {
 		return v, out, err
 	}
@@ -72,25 +72,16 @@ func RunTyped[T any](ctx context.Context, t *Thread, prompt string) (T, *Outcome
 	return v, out, nil
 }
 
-// typedEngine returns the agent's engine for answers of type rt, made on
+// output returns the structured answer of answers of type rt, made on
 // first use.
-func (a *Agent) typedEngine(rt reflect.Type, output func() (*Output, error)) (*loop.Engine, error) {
-	if e, ok := a.typed.Load(rt); ok {
-		return e.(*loop.Engine), nil
+func (a *Agent) output(rt reflect.Type, newOutput func() (*Output, error)) (*Output, error) {
+	if o, ok := a.typed.Load(rt); ok {
+		return o.(*Output), nil
 	}
-	out, err := output()
+	o, err := newOutput()
 	if err != nil {
 		return nil, err
 	}
-	eo := a.opts
-	eo.Output = out
-	// A copy: in tool mode the output's tool joins the set, and the
-	// agent's other turns must not be offered it.
-	eo.Tools = tool.NewSet(a.opts.Tools.Tools()...)
-	e, err := loop.New(eo)
-	if err != nil {
-		return nil, fmt.Errorf("rein: %w", err)
-	}
-	got, _ := a.typed.LoadOrStore(rt, e)
-	return got.(*loop.Engine), nil
+	got, _ := a.typed.LoadOrStore(rt, o)
+	return got.(*Output), nil
 }

@@ -14,7 +14,9 @@ import (
 // caps (nil when nothing is known), and the caps of the config file f's
 // [stream] table (a table left out keeps the engine's defaults). A cost
 // budget (o.Budget.Cost) without a price is refused with a *PriceError —
-// never a budget silently not kept; a scripted model has none.
+// never a budget silently not kept; a scripted model has none. Caps
+// without a context window (a program's own model) leave the window
+// guard off.
 func ApplyModel(o *loop.Options, spec provider.Spec, caps *provider.Capabilities, f *config.File) error {
 	if f != nil {
 		o.MaxRoundOutput, o.MaxCallArgs = f.Stream.MaxRoundOutput, f.Stream.MaxCallArguments
@@ -30,6 +32,11 @@ func ApplyModel(o *loop.Options, spec provider.Spec, caps *provider.Capabilities
 		return &PriceError{Spec: spec}
 	}
 	c := *caps
+	if c.ContextWindow == 0 {
+		// Nothing known of the window (a program's own model, given
+		// without one): no guard, as the engine runs without Window.
+		return nil
+	}
 	// Reserve what a call may really produce, not the model's maximum.
 	if o.MaxOutputTokens > 0 {
 		c.MaxOutput = o.MaxOutputTokens

@@ -77,6 +77,15 @@ type RuntimeConfig struct {
 	Open func(spec provider.Spec) (*provider.Resolved, error)
 	// MCP is the MCP servers every thread shares (nil: none).
 	MCP *mcp.Manager
+	// Own are the program's own tools (a library user's): every thread's
+	// set has them besides what is composed; one named as a composed tool
+	// replaces it.
+	Own []tool.Tool
+	// NoWorkspace says the threads have no workspace: nothing is composed
+	// (no file tools, no always-on tools, no knowledge), a thread's tools
+	// are Own alone and its system prompt its instructions alone. A
+	// library agent that was given no directory to work in.
+	NoWorkspace bool
 	// CronScheduled is told when a cron tool adds a job, so the process's
 	// cron scheduler wakes for it (nil: it finds it by polling).
 	CronScheduled func()
@@ -112,6 +121,11 @@ type Runtime struct {
 	// shared, the others, by what they were composed from.
 	tools  map[string]*threadTools
 	shared map[toolsKey]*threadTools
+	// own is the one set of a runtime without a workspace (NoWorkspace).
+	own *threadTools
+	// unmade is the growing set composed for a thread not made yet (an
+	// empty id), which the first thread made with its settings takes.
+	unmade *unmadeTools
 	// workspaces are shared by the threads of one directory (a Workspace
 	// is safe for concurrent use): one directory handle each.
 	workspaces map[string]*sandbox.Workspace
@@ -146,16 +160,18 @@ func (r *Runtime) Scheduler() (*session.Scheduler, error) {
 // that adds to it: its own event handler (Events), a model's check after a
 // one-shot turn (Verify).
 func (r *Runtime) Session() (session.Config, error) {
-	if r.c.Store == nil {
-		return session.Config{}, errors.New("agent: the runtime has no store; give RuntimeConfig.Store")
+	if r.c.Store == nil && r.c.Threads == nil {
+		return session.Config{}, errors.New("agent: the runtime has no store; give RuntimeConfig.Store or Threads")
 	}
-	c := session.Config{Store: session.NewSQLStore(r.c.Store), Setup: r.Setup, Input: r.Seed, Traces: r.c.Store, Events: r.c.Events, Control: r.c.Control}
+	c := session.Config{Setup: r.Setup, Input: r.Seed, Events: r.c.Events, Control: r.c.Control}
 	if r.c.Threads != nil {
-		c.Store, c.Traces = r.c.Threads, nil
+		c.Store = r.c.Threads
 		if ts, ok := r.c.Threads.(session.TraceStore); ok {
 			c.Traces = ts
 		}
+		return c, nil
 	}
+	c.Store, c.Traces = session.NewSQLStore(r.c.Store), r.c.Store
 	return c, nil
 }
 
@@ -273,8 +289,10 @@ func (r *Runtime) Check(c record.Settings) error {
 	if _, err := r.Spec(c); err != nil {
 		return err
 	}
-	if _, err := r.Workspace(c); err != nil {
-		return err
+	if !r.c.NoWorkspace {
+		if _, err := r.Workspace(c); err != nil {
+			return err
+		}
 	}
 	if _, err := tool.ParsePolicy(c.Approval); err != nil {
 		return err
@@ -373,10 +391,12 @@ func (r *Runtime) Setup(ctx context.Context, th record.Thread) (loop.Options, fu
 	o := r.c.Base
 	o.Model, o.ModelName, o.Tools, o.MaxRounds, o.Policy = mc.m, spec.Name(), tt.set, maxRounds, tool.Policy(approval)
 	o.System = JoinPrompt(c.Instructions, tt.prompt(ctx, r.c.Log))
-	// threadTools above opened this workspace, so it exists.
-	dir, err := r.Workspace(c)
-	if err != nil {
-		return loop.Options{}, nil, err
+	dir := ""
+	if !r.c.NoWorkspace {
+		// threadTools above opened this workspace, so it exists.
+		if dir, err = r.Workspace(c); err != nil {
+			return loop.Options{}, nil, err
+		}
 	}
 	o.Redact = r.secretSource().Redactor(dir)
 	if err := ApplyModel(&o, spec, &mc.caps, r.c.File); err != nil {
@@ -403,7 +423,7 @@ func (r *Runtime) Prepare(ctx context.Context, th record.Thread) error {
 // a thread whose tools cannot be composed (its run fails anyway), is left
 // as it is.
 func (r *Runtime) Seed(ctx context.Context, th record.Thread, o loop.Options, turnID string, in []llm.Item) []llm.Item {
-	if len(r.c.Tools.KBs) == 0 || len(in) == 0 || in[0].Role != llm.RoleUser {
+	if len(r.c.Tools.KBs) == 0 || r.c.NoWorkspace || len(in) == 0 || in[0].Role != llm.RoleUser {
 		// No base attached: nothing to seed, and no second look at the
 		// thread's tools.
 		return in
@@ -467,6 +487,9 @@ type threadTools struct {
 // again each time, so that a memory written, or an AGENTS.md edited, during
 // a thread shows from its next turn on.
 func (tt *threadTools) prompt(ctx context.Context, logw io.Writer) string {
+	if tt.k == nil {
+		return tt.capPrompt
+	}
 	return JoinPrompt(tt.capPrompt, tt.k.Prompt(ctx, tt.set, logw))
 }
 
@@ -476,6 +499,13 @@ func (tt *threadTools) prompt(ctx context.Context, logw io.Writer) string {
 type toolsKey struct {
 	dir, approval, sandbox, enabled, disabled, forced string
 	memory, ownSearch                                 bool
+}
+
+// unmadeTools is a growing set composed before its thread was made, and
+// what it was composed from.
+type unmadeTools struct {
+	key toolsKey
+	tt  *threadTools
 }
 
 // grows reports whether a composed set changes while it is used: load_tools
@@ -489,6 +519,9 @@ func grows(set *tool.Set) bool {
 // them in the thread's workspace the first time. A thread's runs are one
 // at a time, so two never compose a thread's own set at once.
 func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval string) (*threadTools, error) {
+	if r.c.NoWorkspace {
+		return r.ownTools(), nil
+	}
 	c := th.Settings
 	dir, err := r.Workspace(c)
 	if err != nil {
@@ -517,6 +550,17 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 	if !ok {
 		tt, ok = r.shared[key]
 	}
+	if !ok && r.unmade != nil && r.unmade.key == key {
+		// Composed by Prepare or Setup before the thread was made (rein
+		// run, rein chat check their flags so): the first thread made
+		// with the same settings takes it, rather than composing (and
+		// offering the MCP servers' tools) again.
+		tt, ok = r.unmade.tt, true
+		if th.ID != "" {
+			put(&r.tools, th.ID, tt)
+			r.unmade = nil
+		}
+	}
 	r.mu.Unlock()
 	if ok {
 		return tt, nil
@@ -540,6 +584,10 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 	if err != nil {
 		return nil, err
 	}
+	for _, t := range r.c.Own {
+		composed.Set.Remove(t.Spec().Name)
+		composed.Set.Add(t)
+	}
 	tt = &threadTools{set: composed.Set, k: composed.Knowledge}
 	if composed.Capability != nil {
 		tt.capPrompt = composed.Capability.Prompt
@@ -547,6 +595,11 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if grows(tt.set) {
+		if th.ID == "" {
+			// A thread not made yet: kept for the first one made.
+			r.unmade = &unmadeTools{key: key, tt: tt}
+			return tt, nil
+		}
 		put(&r.tools, th.ID, tt)
 		return tt, nil
 	}
@@ -555,6 +608,17 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 	}
 	put(&r.shared, key, tt)
 	return tt, nil
+}
+
+// ownTools returns the tools of every thread of a runtime without a
+// workspace: the program's own, in one set the threads share.
+func (r *Runtime) ownTools() *threadTools {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.own == nil {
+		r.own = &threadTools{set: tool.NewSet(r.c.Own...)}
+	}
+	return r.own
 }
 
 // sandboxOptions are the config file's [sandbox] settings.
@@ -595,4 +659,5 @@ func (r *Runtime) Close() {
 	}
 	clear(r.tools)
 	clear(r.shared)
+	r.unmade = nil
 }

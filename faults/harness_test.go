@@ -203,7 +203,7 @@ type turnRun struct {
 	err    error
 	reqs   []testkit.Captured
 	stored []llm.Item   // the thread's items as read back from the store
-	turn   *record.Turn // the turn's row after FinishTurn
+	turn   *record.Turn // the turn's row after SaveTurn
 	waits  []time.Duration
 	events *recorder
 	tools  *toolbox
@@ -231,8 +231,9 @@ func runTurn(t *testing.T, p protocol, rounds []testkit.Round) *turnRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := db.StartTurn(ctx, th.ID, "")
-	if err != nil {
+	// Claimed and ended as the session runtime does (ClaimTurn, SaveTurn).
+	st := record.Turn{ID: loop.NewID("turn"), ThreadID: th.ID, Status: record.StatusRunning, Started: time.Now()}
+	if _, err := db.ClaimTurn(ctx, st); err != nil {
 		t.Fatal(err)
 	}
 
@@ -269,10 +270,11 @@ func runTurn(t *testing.T, p protocol, rounds []testkit.Round) *turnRun {
 	}
 	rec, err := r.out.Record()
 	if err == nil {
-		err = db.FinishTurn(ctx, rec, r.out.Approved)
+		rec.ThreadID, rec.Started, rec.Ended = th.ID, st.Started, time.Now()
+		err = db.SaveTurn(ctx, rec)
 	}
 	if err != nil {
-		t.Fatalf("FinishTurn: %v", err)
+		t.Fatalf("SaveTurn: %v", err)
 	}
 	r.reqs = srv.Requests()
 	r.waits = sl.waits()

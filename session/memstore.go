@@ -22,6 +22,7 @@ type memThread struct {
 	th     Thread
 	turns  []Turn
 	items  []llm.Item
+	index  map[string]int // position in items, by item id
 	steers []llm.Item
 	read   map[string]bool // ids of steers recorded in the history
 }
@@ -151,10 +152,7 @@ func (m *MemStore) Record(_ context.Context, threadID string, it llm.Item) error
 		t.read[it.ID] = true
 	}
 	if it.ID != "" {
-		for i := range t.items {
-			if t.items[i].ID != it.ID {
-				continue
-			}
+		if i, ok := t.index[it.ID]; ok {
 			// History is append-only: only a pause placeholder is
 			// replaced, by its answer.
 			if res := t.items[i].Result(); t.items[i].Role != llm.RoleTool || res == nil || res.Status != llm.ResultPending {
@@ -163,6 +161,10 @@ func (m *MemStore) Record(_ context.Context, threadID string, it llm.Item) error
 			t.items[i] = it
 			return nil
 		}
+		if t.index == nil {
+			t.index = make(map[string]int)
+		}
+		t.index[it.ID] = len(t.items)
 	}
 	t.items = append(t.items, it)
 	return nil

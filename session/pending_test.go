@@ -105,8 +105,10 @@ func TestSteerLeftOnAnEndedTurnBecomesTheNextTurnAfterARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	thID := sth.ID
-	first, err := db.StartTurn(ctx, thID, "")
-	if err != nil {
+	// Claimed and ended as the scheduler does (SQLStore: ClaimTurn,
+	// SaveTurn).
+	first := record.Turn{ID: loop.NewID("turn"), ThreadID: thID, Status: record.StatusRunning, Started: time.Now()}
+	if _, err := db.ClaimTurn(ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	for _, it := range []llm.Item{
@@ -121,7 +123,7 @@ func TestSteerLeftOnAnEndedTurnBecomesTheNextTurnAfterARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.FinishTurn(ctx, record.Turn{ID: first.ID, Status: record.StatusCompleted, StopReason: record.StopFinished, Answer: "Where to?"}, nil); err != nil {
+	if err := db.SaveTurn(ctx, record.Turn{ID: first.ID, ThreadID: thID, Status: record.StatusCompleted, StopReason: record.StopFinished, Answer: "Where to?", Started: first.Started, Ended: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

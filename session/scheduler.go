@@ -59,6 +59,14 @@ type Config struct {
 	// input or an interrupt for (see SharedStore). Without it, that node
 	// reads them at the turn's next round boundary.
 	Control Control
+	// Outcome, when not nil, is given every run's outcome as the engine
+	// returned it (or as the scheduler made it for a run that never
+	// started), before its end is recorded: for a door in the same process
+	// that hands its caller the outcome itself, such as the library facade
+	// (the turn's items, a paused turn's state, the engine's error as a
+	// value). It is called on the run's goroutine and must not modify the
+	// outcome.
+	Outcome func(th Thread, out *loop.Outcome)
 }
 
 // Input rewrites the input of turn turnID of thread th before the engine

@@ -373,6 +373,9 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		out = &loop.Outcome{TurnID: t.rec.ID, Status: loop.StatusFailed, StopReason: loop.StopProviderError, Err: fmt.Errorf("session: %w", err), Approved: info.Settings.Approved}
 		tail.Handle(s.stamp(th, t.rec.ID, event.Event{Type: event.TurnCompleted, Status: string(out.Status), Code: string(out.StopReason), Turn: out.Summary()}))
 	}
+	if s.c.Outcome != nil {
+		s.c.Outcome(info, out)
+	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	t.cancel = nil

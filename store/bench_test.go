@@ -106,7 +106,7 @@ func BenchmarkLoad10000Items(b *testing.B) {
 			if turn != "" {
 				s.finishOutcome(ctx, finished(turn))
 			}
-			tn, err := s.StartTurn(ctx, thread, "")
+			tn, err := s.startTurn(ctx, thread, "")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -140,7 +140,7 @@ func BenchmarkTurnStartFinish(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		tn, err := s.StartTurn(ctx, thread, "")
+		tn, err := s.startTurn(ctx, thread, "")
 		if err != nil {
 			b.Fatal(err)
 		}

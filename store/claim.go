@@ -24,8 +24,8 @@ type Claim struct {
 }
 
 // ClaimTurn makes t the running turn of its thread, owned by this process,
-// in one write: the only way a turn becomes running (StartTurn and SaveTurn
-// of a running turn use it), so one turn runs per thread whatever process,
+// in one write: the only way a turn becomes running (SaveTurn of a running
+// turn uses it), so one turn runs per thread whatever process,
 // command or server runs it. t is a new turn, a queued one, or a paused
 // one being resumed (its state is kept until the turn ends); its Status is
 // not read, the turn becomes running. Before claiming, a running turn of

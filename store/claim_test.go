@@ -42,7 +42,7 @@ func TestClaimRefusesWhileAnotherProcessRuns(t *testing.T) {
 		name  string
 		claim func(s *Store, thread string) error
 	}{
-		{"StartTurn", func(s *Store, thread string) error { _, err := s.StartTurn(ctx, thread, ""); return err }},
+		{"StartTurn", func(s *Store, thread string) error { _, err := s.startTurn(ctx, thread, ""); return err }},
 		{"SaveTurn running", func(s *Store, thread string) error {
 			return s.SaveTurn(ctx, record.Turn{ID: loop.NewID("turn"), ThreadID: thread, Status: StatusRunning})
 		}},
@@ -62,7 +62,7 @@ func TestClaimRefusesWhileAnotherProcessRuns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := openTemp(t)
 			thread := newThread(t, s)
-			running, err := s.StartTurn(ctx, thread, "")
+			running, err := s.startTurn(ctx, thread, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestSaveTurnDoesNotOverwriteAnotherProcesssTurn(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
 	thread := newThread(t, s)
-	running, err := s.StartTurn(ctx, thread, "")
+	running, err := s.startTurn(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestClaimRecoversATurnWhosePidWasReused(t *testing.T) {
 	if _, err := s.db.ExecContext(ctx, `UPDATE turns SET owner = ? WHERE id = ?`, who, old); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.StartTurn(ctx, thread, ""); err != nil {
+	if _, err := s.startTurn(ctx, thread, ""); err != nil {
 		t.Fatalf("start after the owner's pid was reused: %v", err)
 	}
 	turns, _ := s.Turns(ctx, thread)
@@ -152,7 +152,7 @@ func TestClaimTurnStates(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
 	thread := newThread(t, s)
-	tn, err := s.StartTurn(ctx, thread, "")
+	tn, err := s.startTurn(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestClaimTurnStates(t *testing.T) {
 	if _, err := s.ClaimTurn(ctx, record.Turn{ID: tn.ID, ThreadID: thread}); !errors.Is(err, ErrTurnEnded) {
 		t.Fatalf("claiming an ended turn: %v, want ErrTurnEnded", err)
 	}
-	tp, err := s.StartTurn(ctx, thread, "")
+	tp, err := s.startTurn(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ rounds:
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		turn, err := s.StartTurn(ctx, thread, "")
+		turn, err := s.startTurn(ctx, thread, "")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)

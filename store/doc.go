@@ -20,23 +20,24 @@
 //
 // # Threads that last
 //
-// A turn becomes running only through [Store.ClaimTurn] ([Store.StartTurn]
-// and [Store.SaveTurn] of a running turn use it): one write that checks the
+// A turn becomes running only through [Store.ClaimTurn] ([Store.SaveTurn]
+// of a running turn uses it): one write that checks the
 // thread has no other running turn of a live process, records the turn as
 // running with its owner, and returns how many items the thread holds, so a
 // caller that keeps the history in memory sees that another process went
 // on. Every process, command and server sharing the file goes through it,
 // so one turn runs per thread across all of them; the loser gets a
 // [*TurnActiveError] naming the running turn and its process. A turn is
-// ended with [Store.FinishTurn] (or SaveTurn).
+// ended with [Store.SaveTurn].
 //
 // A turn that was running when its process died is cut: [Store.Normalize]
 // (also run by [Store.Load], [Store.ClaimTurn] and [Store.DeleteThread])
 // marks it interrupted, answers its unanswered calls as aborted, appends the
 // steered input it never read and a marker item telling the model the turn
 // was cut (DESIGN §2.5). A paused turn keeps its engine state (a
-// loop.State, as JSON the store keeps whole); [Store.ResumeTurn] hands it to
-// exactly one process to continue with loop.Engine.Resume. The store does
+// loop.State, as JSON the store keeps whole, read with [Store.LoadPause]);
+// claiming the paused turn hands it to exactly one process to continue with
+// loop.Engine.Resume. The store does
 // not import the engine: its threads and turns are package record's.
 //
 // Whether a running turn is cut is decided from its owner: host, process id

@@ -118,7 +118,7 @@ rounds:
 	if err != nil {
 		t.Fatal(err)
 	}
-	turn, _ := s.StartTurn(ctx, id, "")
+	turn, _ := s.startTurn(ctx, id, "")
 	out, err := eng.Run(ctx, loop.Turn{ThreadID: id, ID: turn.ID, Input: []llm.Item{llm.UserText("probe it")}})
 	if err != nil || out.Status != loop.StatusCompleted {
 		t.Fatalf("turn: %+v, %v", out, err)
@@ -146,7 +146,7 @@ func TestPausedTurnResumesFromAnotherStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := newThread(t, s1)
-	turn, _ := s1.StartTurn(ctx, id, "")
+	turn, _ := s1.startTurn(ctx, id, "")
 	e1, _ := loop.New(loop.Options{Journal: s1, Tools: tool.NewSet(askUser()), Model: script(t, `
 rounds:
   - calls: [{id: ask1, name: ask_user, args: {questions: [{prompt: "Which color?"}]}}]
@@ -177,14 +177,14 @@ rounds:
 		t.Fatal(err)
 	}
 	var mm *loop.PauseMismatchError
-	if _, err := s2.ResumeTurn(ctx, st.TurnID, "other"); !errors.As(err, &mm) {
+	if _, err := s2.resumeTurn(ctx, st.TurnID, "other"); !errors.As(err, &mm) {
 		t.Fatalf("resume for another call: %v, want *loop.PauseMismatchError", err)
 	}
-	st, err = decodeState(s2.ResumeTurn(ctx, st.TurnID, st.Pause.CallID))
+	st, err = decodeState(s2.resumeTurn(ctx, st.TurnID, st.Pause.CallID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s2.ResumeTurn(ctx, st.TurnID, st.Pause.CallID); !errors.Is(err, loop.ErrNotPaused) {
+	if _, err := s2.resumeTurn(ctx, st.TurnID, st.Pause.CallID); !errors.Is(err, loop.ErrNotPaused) {
 		t.Fatalf("second resume: %v, want loop.ErrNotPaused", err)
 	}
 	e2, _ := loop.New(loop.Options{Journal: s2, Tools: tool.NewSet(askUser()), Model: script(t, `
@@ -215,7 +215,7 @@ func TestAbandonClosesAPauseUnanswered(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
 	id := newThread(t, s)
-	turn, _ := s.StartTurn(ctx, id, "")
+	turn, _ := s.startTurn(ctx, id, "")
 	e, _ := loop.New(loop.Options{Journal: s, Tools: tool.NewSet(askUser()), Model: script(t, `
 rounds:
   - calls: [{id: ask1, name: ask_user, args: {questions: [{prompt: "Which?"}]}}]
@@ -240,7 +240,7 @@ rounds:
 	if snap.Last().Status != loop.StatusInterrupted || snap.Items[len(snap.Items)-1].Origin != llm.OriginMarker {
 		t.Fatalf("after abandon: %+v", snap.Last())
 	}
-	if _, err := s.StartTurn(ctx, id, ""); err != nil {
+	if _, err := s.startTurn(ctx, id, ""); err != nil {
 		t.Fatalf("the thread goes on: %v", err)
 	}
 }

@@ -76,7 +76,7 @@ func (s *Store) finishOutcome(ctx context.Context, o *loop.Outcome) error {
 	if err != nil {
 		return err
 	}
-	return s.FinishTurn(ctx, rec, o.Approved)
+	return s.finishTurn(ctx, rec, o.Approved)
 }
 
 // savePauseState puts a paused turn's engine state back.
@@ -85,7 +85,7 @@ func (s *Store) savePauseState(ctx context.Context, st *loop.State) error {
 	if err != nil {
 		return err
 	}
-	return s.SavePause(ctx, st.TurnID, st.Pause, b)
+	return s.savePause(ctx, st.TurnID, st.Pause, b)
 }
 
 // decodeState reads an engine state the store handed back.

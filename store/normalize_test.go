@@ -18,7 +18,7 @@ import (
 // running it had died.
 func cutTurn(t *testing.T, s *Store, thread string) string {
 	t.Helper()
-	tn, err := s.StartTurn(context.Background(), thread, "")
+	tn, err := s.startTurn(context.Background(), thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestNormalizeClosesACutTurn(t *testing.T) {
 			s := openTemp(t)
 			id := newThread(t, s)
 			// An earlier, finished turn stays as it was.
-			done, _ := s.StartTurn(ctx, id, "")
+			done, _ := s.startTurn(ctx, id, "")
 			recordItems(t, s, id, user(done.ID, done.ID+".1", "first"), assistant(done.ID, done.ID+".2", "ok"))
 			if err := s.finishOutcome(ctx, &loop.Outcome{TurnID: done.ID, Status: loop.StatusCompleted, StopReason: loop.StopFinished}); err != nil {
 				t.Fatal(err)
@@ -150,7 +150,7 @@ func TestNormalizeClosesACutTurn(t *testing.T) {
 				t.Fatal("a second normalization changed the thread")
 			}
 			// The thread goes on.
-			if _, err := s.StartTurn(ctx, id, ""); err != nil {
+			if _, err := s.startTurn(ctx, id, ""); err != nil {
 				t.Fatalf("next turn after normalization: %v", err)
 			}
 		})
@@ -163,7 +163,7 @@ func TestNormalizeLeavesLiveAndPausedTurnsAlone(t *testing.T) {
 
 	// A turn of this process that is still running.
 	mine := newThread(t, s)
-	tm, _ := s.StartTurn(ctx, mine, "")
+	tm, _ := s.startTurn(ctx, mine, "")
 
 	// A turn of another live process: the test binary's parent.
 	other := newThread(t, s)
@@ -175,7 +175,7 @@ func TestNormalizeLeavesLiveAndPausedTurnsAlone(t *testing.T) {
 
 	// A paused turn.
 	paused := newThread(t, s)
-	tp, _ := s.StartTurn(ctx, paused, "")
+	tp, _ := s.startTurn(ctx, paused, "")
 	recordItems(t, s, paused, user(tp.ID, tp.ID+".1", "go"), assistant(tp.ID, tp.ID+".2", "", call("q")),
 		result(tp.ID, tp.ID+".3", "q", "[awaiting]", llm.ResultPending))
 	st := &loop.State{Version: 1, ThreadID: paused, TurnID: tp.ID, Pause: &loop.Pause{TurnID: tp.ID, CallID: "q", Tool: "ask_user"}}
@@ -206,7 +206,7 @@ func TestNormalizeLeavesLiveAndPausedTurnsAlone(t *testing.T) {
 			t.Errorf("thread %s: turn %s, want %s", tt.thread, got, tt.want)
 		}
 	}
-	if _, err := s.StartTurn(ctx, paused, ""); !errors.Is(err, ErrPaused) {
+	if _, err := s.startTurn(ctx, paused, ""); !errors.Is(err, ErrPaused) {
 		t.Fatalf("starting a turn on a paused thread: %v, want ErrPaused", err)
 	}
 	_ = tm

@@ -84,7 +84,7 @@ func TestAnEndNotRecordedSaysSo(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := openTemp(t)
 			thread := newThread(t, s)
-			tn, err := s.StartTurn(ctx, thread, "")
+			tn, err := s.startTurn(ctx, thread, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func TestAnEndNotRecordedSaysSo(t *testing.T) {
 			check("read-only")
 			restore()
 			check("written")
-			if _, err := s.StartTurn(ctx, thread, ""); err != nil {
+			if _, err := s.startTurn(ctx, thread, ""); err != nil {
 				t.Fatalf("the thread goes on once the store can be written: %v", err)
 			}
 		})
@@ -131,7 +131,7 @@ func TestCloseRecordsAnEndNotRecordedBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	thread := newThread(t, s)
-	tn, err := s.StartTurn(ctx, thread, "")
+	tn, err := s.startTurn(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestReadOnlyStoreReadsAndRefusesWrites(t *testing.T) {
 	if got := snap.Last().Status; got != loop.StatusInterrupted {
 		t.Errorf("cut turn read from a read-only store: %s, want interrupted", got)
 	}
-	if _, err := ro.StartTurn(ctx, thread, ""); !errors.Is(err, ErrReadOnly) {
+	if _, err := ro.startTurn(ctx, thread, ""); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("StartTurn on a read-only store: %v, want ErrReadOnly", err)
 	}
 	if err := ro.Record(ctx, thread, user(tn, "x", "y")); !errors.Is(err, ErrReadOnly) {

@@ -66,16 +66,16 @@ func TestTurnStatusChecked(t *testing.T) {
 			t.Errorf("SaveTurn with status %q: %v, want an unknown-status error", st, err)
 		}
 	}
-	tn, err := s.StartTurn(ctx, thread, "")
+	tn, err := s.startTurn(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, st := range []record.Status{record.StatusRunning, record.StatusQueued, "inProgress"} {
-		if err := s.FinishTurn(ctx, record.Turn{ID: tn.ID, Status: st}, nil); err == nil {
+		if err := s.finishTurn(ctx, record.Turn{ID: tn.ID, Status: st}, nil); err == nil {
 			t.Errorf("FinishTurn with status %q succeeded", st)
 		}
 	}
-	if err := s.FinishTurn(ctx, record.Turn{ID: tn.ID, Status: record.StatusCompleted, StopReason: record.StopFinished}, nil); err != nil {
+	if err := s.finishTurn(ctx, record.Turn{ID: tn.ID, Status: record.StatusCompleted, StopReason: record.StopFinished}, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -86,16 +86,16 @@ func TestPausedStateMustBeJSON(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
 	thread := newThread(t, s)
-	tn, err := s.StartTurn(ctx, thread, "")
+	tn, err := s.startTurn(ctx, thread, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &record.Pause{TurnID: tn.ID, CallID: "q", Tool: "ask_user"}
 	bad := []byte(`{"version":1,`)
 	for name, pause := range map[string]func() error{
-		"SavePause": func() error { return s.SavePause(ctx, tn.ID, p, bad) },
+		"SavePause": func() error { return s.savePause(ctx, tn.ID, p, bad) },
 		"FinishTurn": func() error {
-			return s.FinishTurn(ctx, record.Turn{ID: tn.ID, Status: record.StatusPaused, Pause: p, State: bad}, nil)
+			return s.finishTurn(ctx, record.Turn{ID: tn.ID, Status: record.StatusPaused, Pause: p, State: bad}, nil)
 		},
 		"SaveTurn": func() error {
 			return s.SaveTurn(ctx, record.Turn{ID: tn.ID, ThreadID: thread, Status: record.StatusPaused, Pause: p, State: bad})
@@ -109,7 +109,7 @@ func TestPausedStateMustBeJSON(t *testing.T) {
 		t.Errorf("LoadPause after the refusals: %v, want ErrNotPaused (the turn was not paused)", err)
 	}
 	// Nothing was written: the turn still runs here, and ends as usual.
-	if err := s.FinishTurn(ctx, record.Turn{ID: tn.ID, Status: record.StatusCompleted, StopReason: record.StopFinished}, nil); err != nil {
+	if err := s.finishTurn(ctx, record.Turn{ID: tn.ID, Status: record.StatusCompleted, StopReason: record.StopFinished}, nil); err != nil {
 		t.Fatal(err)
 	}
 	turns, err := s.Turns(ctx, thread)

@@ -27,10 +27,10 @@ func TestResumeKeepsTheTurnsInput(t *testing.T) {
 	}
 	p := &record.Pause{CallID: "ask1"}
 	state, _ := json.Marshal(map[string]any{"pause": p})
-	if err := s.SavePause(ctx, turn.ID, p, state); err != nil {
+	if err := s.savePause(ctx, turn.ID, p, state); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ResumeTurn(ctx, turn.ID, "ask1"); err != nil {
+	if _, err := s.resumeTurn(ctx, turn.ID, "ask1"); err != nil {
 		t.Fatal(err)
 	}
 	turns, err := s.Turns(ctx, id)

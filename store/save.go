@@ -12,9 +12,8 @@ import (
 )
 
 // This file holds the upserts a scheduler that keeps its own state needs:
-// it decides which turn runs, the store only records it. StartTurn,
-// FinishTurn and ResumeTurn are the checked forms for a caller that does
-// not keep turns in memory (the command line).
+// it decides which turn runs, the store only records it (package session's
+// SQLStore, which every door goes through).
 
 // SaveThread creates the thread or updates its title, workspace, model and
 // settings. Created and the Parent link are kept from the first save;

@@ -60,7 +60,7 @@ func TestMigrationsReachTheLatestFromEveryVersion(t *testing.T) {
 			}
 			// Every table of the latest schema works.
 			id := newThread(t, s)
-			turn, err := s.StartTurn(ctx, id, "")
+			turn, err := s.startTurn(ctx, id, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,11 +232,11 @@ func TestTurnLifecycle(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
 	id := newThread(t, s)
-	t1, err := s.StartTurn(ctx, id, "turn_a")
+	t1, err := s.startTurn(ctx, id, "turn_a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.StartTurn(ctx, id, "turn_b"); !errors.Is(err, ErrTurnActive) {
+	if _, err := s.startTurn(ctx, id, "turn_b"); !errors.Is(err, ErrTurnActive) {
 		t.Fatalf("second running turn: %v, want ErrTurnActive", err)
 	}
 	if err := s.DeleteThread(ctx, id); !errors.Is(err, ErrTurnActive) {
@@ -259,7 +259,7 @@ func TestTurnLifecycle(t *testing.T) {
 	if !reflect.DeepEqual(th.Settings.Approved, []string{"exec"}) || th.Turns != 1 {
 		t.Fatalf("thread after the turn: %+v, want exec approved and 1 turn", th)
 	}
-	t2, err := s.StartTurn(ctx, id, "")
+	t2, err := s.startTurn(ctx, id, "")
 	if err != nil || t2.Seq != 2 {
 		t.Fatalf("next turn: %+v, %v", t2, err)
 	}

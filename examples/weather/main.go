@@ -98,6 +98,7 @@ func Ask(ctx context.Context, question string, s scripted.Script, print bool) (*
 	if err != nil {
 		return nil, err
 	}
+	defer agent.Close(ctx)
 	out, err := agent.Run(ctx, question)
 	if err != nil {
 		return out, err

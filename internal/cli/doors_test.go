@@ -14,15 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reinhq/rein/agent"
+	library "github.com/reinhq/rein"
 	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/provider"
-	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/redact"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/store"
-	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/tools/kb"
 )
 
@@ -90,15 +88,16 @@ func startServeStdioErr(t *testing.T, errb *strings.Builder, args ...string) (*r
 }
 
 // TestEveryDoorKeepsTraceSpansAndSeed runs the same scripted turn through
-// each door — rein run, rein answer, chat's runtime, rein serve, and a
-// library user's agent.Runtime — and checks that each leaves the same items
+// each door — rein run, rein answer, chat's runtime, rein serve, and the
+// library facade (rein.New) — and checks that each leaves the same items
 // in the store (a provider key in a file the model reads redacted), a trace
 // rein trace can read, spans at the OpenTelemetry endpoint, and (with a
 // knowledge base attached) the knowledge seed in its first user message;
 // the thread's workspace is honoured where the door's default is another
 // directory. Chat and serve turns kept no trace, sent no spans and got no
 // seed before the runtime attached them; rein answer's part of a turn kept
-// no trace and sent no spans of its own before it ran on the runtime.
+// no trace and sent no spans of its own before it ran on the runtime; the
+// facade ran its own engine, in memory, with none of them.
 func TestEveryDoorKeepsTraceSpansAndSeed(t *testing.T) {
 	const prompt = "what does a.txt say about rate limits"
 	doors := []struct {
@@ -184,42 +183,29 @@ func TestEveryDoorKeepsTraceSpansAndSeed(t *testing.T) {
 			return doorTurn{thread: th["id"].(string)}
 		}},
 		{"library", func(t *testing.T, e doorEnv) doorTurn {
-			// What a Go program does: the runtime every door uses, built
-			// from a plain config, one turn run to its end.
-			st, err := store.Open(t.Context(), e.db)
+			// What a Go program does: the facade, one import, its model
+			// opened from a spec, one turn run to its end.
+			model, err := library.OpenModel("scripted:"+e.script, library.ModelOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer st.Close()
-			x, err := telemetry.FromEnv(t.Context(), "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt := agent.NewRuntime(agent.RuntimeConfig{
-				Store: st, Export: x,
-				Defaults: record.Settings{Model: "scripted:" + e.script, Approval: "on-request", Workspace: e.elsewhere},
-				Tools:    agent.Tools{KBs: []string{"docs"}},
+			a, err := library.New(library.Options{
+				Model: model, Workspace: e.dir, DB: e.db, KnowledgeBases: []string{"docs"}, OpenTelemetry: true,
 			})
-			sched, err := rt.Scheduler()
-			if err != nil {
-				t.Fatal(err)
-			}
-			th, err := sched.CreateThread(t.Context(), record.Settings{Workspace: e.dir})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
-			tu, err := sched.RunTurn(ctx, th.ID, llm.UserText(prompt))
-			if err != nil || tu.Status != session.TurnCompleted {
-				t.Fatalf("library turn: %s %s %v", tu.Status, tu.Error, err)
+			th := a.NewThread()
+			out, err := th.Run(ctx, prompt)
+			if err != nil || out.Status != library.StatusCompleted {
+				t.Fatalf("library turn: %+v %v", out, err)
 			}
-			sched.Close(ctx)
-			rt.Close()
-			if err := x.Shutdown(ctx); err != nil {
+			if err := a.Close(ctx); err != nil {
 				t.Error(err)
 			}
-			return doorTurn{thread: th.ID}
+			return doorTurn{thread: th.ID()}
 		}},
 	}
 	for _, door := range doors {
