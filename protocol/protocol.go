@@ -106,6 +106,9 @@ type ThreadResumeParams struct {
 type ThreadListParams struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many threads (default 50)"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"the nextCursor of the previous page"`
+	// Query keeps the threads whose title (the first user message,
+	// shortened) contains it, case-insensitively.
+	Query string `json:"query,omitempty" jsonschema:"only threads whose title contains this text, case-insensitively (at most 320 bytes)"`
 }
 
 // ThreadListResult is the result of thread/list, most recently updated
@@ -230,6 +233,9 @@ type Thread struct {
 	Approved     []string  `json:"approved,omitempty" jsonschema:"tools approved for the whole thread"`
 	CreatedAt    time.Time `json:"createdAt"`
 	UpdatedAt    time.Time `json:"updatedAt"`
+	// Owner is the named token that created the thread (rein serve
+	// --token-file); absent when none did.
+	Owner string `json:"owner,omitempty" jsonschema:"the name of the named token that created the thread; absent when none did"`
 }
 
 // Turn is a turn on the wire.

@@ -12,6 +12,10 @@ type Thread struct {
 	Settings Settings
 	// Turns counts the thread's turns (read only: the store counts them).
 	Turns int
+	// Owner is the name of the named token that created the thread
+	// (rein serve --token-file), "" when no named token did. A store sets
+	// it when the thread is created and never changes it.
+	Owner string
 }
 
 // Settings are what a thread's turns start from (DESIGN §9, thread/start).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/session"
 )
 
@@ -69,10 +70,11 @@ func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error
 			return nil, invalidParams("%v", err)
 		}
 	}
-	th, err := c.s.c.Sessions.CreateThread(ctx, cfg)
+	th, err := c.s.c.Sessions.CreateOwnedThread(ctx, cfg, c.who.name)
 	if err != nil {
 		return nil, err
 	}
+	c.mine.add(th.ID)
 	if err := c.watch(ctx, th.ID); err != nil {
 		return nil, err
 	}
@@ -85,6 +87,9 @@ func (c *conn) threadResume(ctx context.Context, raw json.RawMessage) (any, erro
 		return nil, err
 	}
 	if err := need("threadId", p.ThreadID); err != nil {
+		return nil, err
+	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
 	th, err := c.s.c.Sessions.ResumeThread(ctx, p.ThreadID)
@@ -107,7 +112,12 @@ func (c *conn) threadList(ctx context.Context, raw json.RawMessage) (any, error)
 		limit = defaultListLimit
 	}
 	limit = min(limit, maxListLimit)
-	ths, next, err := c.s.c.Sessions.ListThreads(ctx, limit, p.Cursor)
+	if len(p.Query) > record.MaxThreadSearch {
+		return nil, invalidParams("query is %d bytes; give at most %d", len(p.Query), record.MaxThreadSearch)
+	}
+	ths, next, err := c.s.c.Sessions.FindThreads(ctx, session.ThreadQuery{
+		Limit: limit, Cursor: p.Cursor, Owned: !c.who.admin(), Owner: c.who.name, Search: p.Query,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +134,9 @@ func (c *conn) threadRead(ctx context.Context, raw json.RawMessage) (any, error)
 		return nil, err
 	}
 	if err := need("threadId", p.ThreadID); err != nil {
+		return nil, err
+	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
 	snap, err := c.s.c.Sessions.ReadThread(ctx, p.ThreadID)
@@ -156,6 +169,9 @@ func (c *conn) turnStart(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err := need("threadId", p.ThreadID); err != nil {
 		return nil, err
 	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
 	in, err := input(p.Input)
 	if err != nil {
 		return nil, err
@@ -179,6 +195,9 @@ func (c *conn) threadCompact(ctx context.Context, raw json.RawMessage) (any, err
 	if err := need("threadId", p.ThreadID); err != nil {
 		return nil, err
 	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
 	if err := c.watch(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
@@ -195,6 +214,9 @@ func (c *conn) turnSteer(ctx context.Context, raw json.RawMessage) (any, error) 
 		return nil, err
 	}
 	if err := need("threadId", p.ThreadID, "expectedTurnId", p.ExpectedTurnID); err != nil {
+		return nil, err
+	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
 	in, err := input(p.Input)
@@ -216,6 +238,9 @@ func (c *conn) turnInterrupt(ctx context.Context, raw json.RawMessage) (any, err
 	if err := need("threadId", p.ThreadID, "turnId", p.TurnID); err != nil {
 		return nil, err
 	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
 	return protocol.EmptyResult{}, c.s.c.Sessions.Interrupt(ctx, p.ThreadID, p.TurnID)
 }
 
@@ -225,6 +250,9 @@ func (c *conn) pauseAnswer(ctx context.Context, raw json.RawMessage) (any, error
 		return nil, err
 	}
 	if err := need("threadId", p.ThreadID, "turnId", p.TurnID, "callId", p.CallID); err != nil {
+		return nil, err
+	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
 	a := loop.Answer{TurnID: p.TurnID, CallID: p.CallID, Text: p.Text}
@@ -243,6 +271,9 @@ func (c *conn) approvalAnswer(ctx context.Context, raw json.RawMessage) (any, er
 		return nil, err
 	}
 	if err := need("threadId", p.ThreadID, "turnId", p.TurnID, "callId", p.CallID); err != nil {
+		return nil, err
+	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
 	var d loop.Decision

@@ -70,6 +70,11 @@ type Config struct {
 	// Traces, when not nil, answers turn/trace from the events the
 	// runtime kept; without it turn/trace is an error.
 	Traces TraceReader
+	// NamedTokens are tokens besides the one Handler and ListenAndServe
+	// take (the admin's, which sees every thread): a connection with one
+	// sees only the threads it created (tokens.go). With any, a WebSocket
+	// needs credentials even on loopback.
+	NamedTokens []NamedToken
 }
 
 // Server serves the protocol on any number of connections. Several
@@ -110,6 +115,9 @@ func New(c Config) (*Server, error) {
 		c.StallTimeout = DefaultStallTimeout
 	}
 	if err := CheckAllowed(c.AllowedHosts, c.AllowedOrigins); err != nil {
+		return nil, err
+	}
+	if err := CheckNamedTokens("", c.NamedTokens); err != nil {
 		return nil, err
 	}
 	return &Server{c: c, signins: newSignins()}, nil
@@ -153,6 +161,12 @@ type conn struct {
 	s   *Server
 	t   Transport
 	out *outbox
+
+	// who the connection acts as: the admin (stdio, loopback without a
+	// token, the admin token) or a named token (owner.go).
+	who principal
+	// mine caches the threads a named token's connection may use.
+	mine ownedCache
 
 	mu          sync.Mutex
 	initialized bool

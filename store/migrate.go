@@ -195,11 +195,18 @@ CREATE TABLE undo_entries (
 );
 CREATE INDEX undo_entries_thread ON undo_entries (thread, seq);
 `,
+	// 8: the named token (rein serve --token-file) that created each
+	// thread; '' for none. A connection with a named token sees only its
+	// own threads.
+	`
+ALTER TABLE threads ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+CREATE INDEX threads_owner ON threads (owner, updated, id);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -63,6 +64,10 @@ type serveFlags struct {
 	// redis is the Redis address live events travel between nodes by
 	// (--redis, else $REIN_REDIS); threads in PostgreSQL only.
 	redis string
+	// tokenFile holds named tokens, NAME=TOKEN a line
+	// (server.ReadNamedTokens); named are what it held.
+	tokenFile string
+	named     []server.NamedToken
 }
 
 func newServeCmd() *cobra.Command {
@@ -80,9 +85,21 @@ func newServeCmd() *cobra.Command {
 			if f.stdio == (f.listen != "") {
 				return usageError(errors.New("give exactly one of --stdio and --listen ADDR"))
 			}
-			if f.listen != "" {
-				if err := server.CheckListen(f.listen, f.token); err != nil {
+			if f.tokenFile != "" {
+				if f.stdio {
+					return usageError(errors.New("--token-file is for --listen: a --stdio client is the one who started the server"))
+				}
+				named, err := readTokenFile(f.tokenFile, f.token)
+				if err != nil {
 					return usageError(err)
+				}
+				f.named = named
+			}
+			if f.listen != "" {
+				if len(f.named) == 0 {
+					if err := server.CheckListen(f.listen, f.token); err != nil {
+						return usageError(err)
+					}
 				}
 				if err := server.CheckAllowed(f.allowedHosts, f.allowedOrigins); err != nil {
 					return usageError(err)
@@ -116,7 +133,8 @@ func newServeCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.stdio, "stdio", false, "serve one connection on stdin and stdout")
 	fl.StringVar(&f.listen, "listen", "", "serve WebSocket connections on ADDR, such as 127.0.0.1:8765")
-	fl.StringVar(&f.token, "token", "", "the bearer token clients must send (required beyond loopback)")
+	fl.StringVar(&f.token, "token", "", "the bearer token clients must send (required beyond loopback); it sees every thread")
+	fl.StringVar(&f.tokenFile, "token-file", "", "a file of named tokens, NAME=TOKEN a line: each client with one sees only the threads it created")
 	fl.StringVar(&f.db, "db", "", dbFlagUsage+"; or a PostgreSQL database, postgres://USER@HOST:PORT/DB, that several servers share (the tools' data stays in this machine's file)")
 	fl.StringVarP(&f.model, "model", "m", "", "PROVIDER:MODEL for threads that name none; default: the first provider whose key is set")
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL")
@@ -210,7 +228,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		stopCron()
 		<-cronDone
 	}()
-	srv, err := server.New(server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults()})
+	srv, err := server.New(server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults(), NamedTokens: f.named})
 	if err != nil {
 		return usageError(err)
 	}
@@ -365,4 +383,19 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 // is closed).
 func (b *serveBackend) close() {
 	b.agent().Close()
+}
+
+// readTokenFile reads rein serve's --token-file (server.ReadNamedTokens);
+// its errors name the file and lines, never a token.
+func readTokenFile(path, admin string) ([]server.NamedToken, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	defer fh.Close()
+	named, err := server.ReadNamedTokens(fh, admin)
+	if err != nil {
+		return nil, fmt.Errorf("--token-file %s: %w", path, err)
+	}
+	return named, nil
 }

@@ -85,11 +85,18 @@ CREATE TABLE trace_events (
 	PRIMARY KEY (thread, seq)
 );
 `,
+	// 2: the named token (rein serve --token-file) that created each
+	// thread; '' for none. A connection with a named token sees only its
+	// own threads.
+	`
+ALTER TABLE threads ADD COLUMN owner text NOT NULL DEFAULT '';
+CREATE INDEX threads_owner ON threads (owner, updated, id);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.

@@ -83,23 +83,23 @@ func (s *Store) SaveThread(ctx context.Context, th session.Thread) error {
 		created = th.Created.UnixNano()
 	}
 	_, err = s.pool.Exec(ctx, `
-INSERT INTO threads (id, created, updated, title, settings) VALUES ($1, $2, $3, $4, $5)
+INSERT INTO threads (id, created, updated, title, settings, owner) VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, settings = excluded.settings,
 	title = CASE WHEN excluded.title = '' THEN threads.title ELSE excluded.title END`,
-		th.ID, created, now, shortTitle(th.Title), settings)
+		th.ID, created, now, shortTitle(th.Title), settings, th.Owner)
 	if err != nil {
 		return fmt.Errorf("pgstore: save thread %s: %w", th.ID, err)
 	}
 	return nil
 }
 
-const threadColumns = `id, created, updated, title, settings, nturns`
+const threadColumns = `id, created, updated, title, settings, nturns, owner`
 
 func scanThread(row pgx.Row) (session.Thread, error) {
 	var th session.Thread
 	var created, updated int64
 	var settings []byte
-	if err := row.Scan(&th.ID, &created, &updated, &th.Title, &settings, &th.Turns); err != nil {
+	if err := row.Scan(&th.ID, &created, &updated, &th.Title, &settings, &th.Turns, &th.Owner); err != nil {
 		return session.Thread{}, err
 	}
 	th.Created, th.Updated = time.Unix(0, created), time.Unix(0, updated)
@@ -114,18 +114,40 @@ func scanThread(row pgx.Row) (session.Thread, error) {
 // ListThreads implements session.Store: most recently updated first, a page
 // of limit (all when limit <= 0) after cursor.
 func (s *Store) ListThreads(ctx context.Context, limit int, cursor string) ([]session.Thread, string, error) {
-	q := `SELECT ` + threadColumns + ` FROM threads`
+	return s.FindThreads(ctx, record.ThreadQuery{Limit: limit, Cursor: cursor})
+}
+
+// FindThreads implements session.ThreadFinder: the threads q selects, most
+// recently updated first; the search is ILIKE's (case-insensitive).
+func (s *Store) FindThreads(ctx context.Context, tq record.ThreadQuery) ([]session.Thread, string, error) {
+	if len(tq.Search) > record.MaxThreadSearch {
+		return nil, "", fmt.Errorf("pgstore: a thread search of %d bytes is too long; give at most %d", len(tq.Search), record.MaxThreadSearch)
+	}
+	var where []string
 	var args []any
-	if cursor != "" {
-		u, id, ok := strings.Cut(cursor, "/")
+	if tq.Cursor != "" {
+		u, id, ok := strings.Cut(tq.Cursor, "/")
 		n, err := strconv.ParseInt(u, 10, 64)
 		if !ok || err != nil {
-			return nil, "", fmt.Errorf("pgstore: bad cursor %q: pass the next cursor of the previous page", cursor)
+			return nil, "", fmt.Errorf("pgstore: bad cursor %q: pass the next cursor of the previous page", tq.Cursor)
 		}
-		q += ` WHERE (updated, id) < ($1, $2)`
+		where = append(where, fmt.Sprintf(`(updated, id) < ($%d, $%d)`, len(args)+1, len(args)+2))
 		args = append(args, n, id)
 	}
+	if tq.Owned {
+		where = append(where, fmt.Sprintf(`owner = $%d`, len(args)+1))
+		args = append(args, tq.Owner)
+	}
+	if tq.Search != "" {
+		where = append(where, fmt.Sprintf(`title ILIKE $%d ESCAPE '\'`, len(args)+1))
+		args = append(args, record.LikePattern(tq.Search))
+	}
+	q := `SELECT ` + threadColumns + ` FROM threads`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
 	q += ` ORDER BY updated DESC, id DESC`
+	limit := tq.Limit
 	if limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, limit+1)
 	}
@@ -309,3 +331,5 @@ func queryItems(ctx context.Context, q pgx.Tx, where string, args ...any) ([]llm
 	}
 	return slices.Clip(out), nil
 }
+
+var _ session.ThreadFinder = (*Store)(nil)
