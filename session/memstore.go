@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/reinhq/rein/llm"
@@ -39,6 +40,10 @@ func (m *MemStore) SaveThread(_ context.Context, th Thread) error {
 	defer m.mu.Unlock()
 	th.Settings.Approved = slices.Clone(th.Settings.Approved)
 	if t, ok := m.threads[th.ID]; ok {
+		th.Owner = t.th.Owner // set once, at creation
+		if th.Title == "" {
+			th.Title = t.th.Title // named by the first user message
+		}
 		t.th = th
 		return nil
 	}
@@ -108,6 +113,11 @@ func (m *MemStore) Record(_ context.Context, threadID string, it llm.Item) error
 	t, ok := m.threads[threadID]
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrThreadNotFound, threadID)
+	}
+	if it.Role == llm.RoleUser && it.Origin == llm.OriginInput && t.th.Title == "" {
+		// The first thing the user said names the thread, as in the
+		// stores on disk.
+		t.th.Title = memTitle(it.Text())
 	}
 	if it.Origin == llm.OriginSteer && it.ID != "" {
 		if t.read == nil {
@@ -214,4 +224,14 @@ func (m *MemStore) Steers(threadID string) []llm.Item {
 		return slices.Clone(t.steers)
 	}
 	return nil
+}
+
+// memTitle is a one-line title of at most 80 runes, as the stores on disk
+// make them.
+func memTitle(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 80 {
+		return strings.TrimSpace(string(r[:79])) + "…"
+	}
+	return s
 }
