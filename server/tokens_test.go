@@ -210,7 +210,7 @@ func TestNamedTokensNeedCredentialsEvenOnLoopback(t *testing.T) {
 func TestReadNamedTokensChecksTheFile(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, wantErr string
-		want            []server.NamedToken
+		want                []server.NamedToken
 	}{
 		{"two tokens, comments and blanks", "# team\nalice=" + aliceToken + "\n\n bob = " + bobToken + " \n", "",
 			[]server.NamedToken{{Name: "alice", Token: aliceToken}, {Name: "bob", Token: bobToken}}},
