@@ -472,3 +472,35 @@ func TestACrossSitePageCannotOpenTheWebSocket(t *testing.T) {
 		t.Errorf("the server's own page opening the WebSocket: %s, want open", got)
 	}
 }
+
+// TestThePageSearchesThreadsOnTheServer: the search box asks the server
+// (thread/list's query), so it finds a thread the page never loaded, by
+// its title in any case; clearing it shows the loaded list again.
+func TestThePageSearchesThreadsOnTheServer(t *testing.T) {
+	r := newRig(t)
+	ctx, consoleErrors := browser(t, 1280, 860)
+	now := time.Now()
+	save := func(id, title string) {
+		t.Helper()
+		if err := r.store.SaveThread(t.Context(), session.Thread{ID: id, Title: title, Created: now, Updated: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("thread_docs", "Write the docs")
+	do(t, ctx, "sign in", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`),
+		until(`!!document.querySelector('#threads [data-thread=thread_docs]')`))
+	// Saved after the page listed the threads: only the server knows it.
+	save("thread_parser", "Refactor the PARSER, 100% of it")
+	do(t, ctx, "search", chromedp.SendKeys(css("#search"), "parser"),
+		until(`!!document.querySelector('#threads [data-thread=thread_parser]') && !document.querySelector('#threads [data-thread=thread_docs]')`))
+	clear := func() { eval[string](t, ctx, `document.getElementById("search").value = ""`) }
+	clear()
+	do(t, ctx, "search with a LIKE wildcard", chromedp.SendKeys(css("#search"), "0%"),
+		until(`document.querySelectorAll('#threads [data-thread]').length === 1 && !!document.querySelector('#threads [data-thread=thread_parser]')`))
+	clear()
+	do(t, ctx, "clear", chromedp.SendKeys(css("#search"), " "+kb.Backspace),
+		until(`!!document.querySelector('#threads [data-thread=thread_docs]')`))
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}

@@ -105,6 +105,7 @@ const S = {
   defaults: {}, // the server's settings of threads that name none (initialize)
   threads: [],
   cursor: "",
+  found: null, // the server's answer to the search, while there is one
   cur: null, // the open thread: see openThread
   buffered: null, // notifications that came while the open thread was read
 };
@@ -179,6 +180,31 @@ async function loadThreads(fresh) {
   drawThreads();
 }
 
+// The search asks the server (thread/list's query: titles of every
+// thread, not only those loaded), a moment after the last key; older
+// answers are dropped. The loaded threads are also filtered here, by id,
+// workspace and model as well.
+let searchTimer = 0;
+let searchSeq = 0;
+function searchThreads() {
+  clearTimeout(searchTimer);
+  const q = $("search").value.trim().slice(0, 320);
+  if (!q) {
+    S.found = null;
+    drawThreads();
+    return;
+  }
+  drawThreads();
+  searchTimer = setTimeout(async () => {
+    const n = ++searchSeq;
+    let r;
+    try { r = await rpc("thread/list", { limit: 100, query: q }); } catch { return; }
+    if (n !== searchSeq || $("search").value.trim().slice(0, 320) !== q) return;
+    S.found = r.threads;
+    drawThreads();
+  }, 200);
+}
+
 function age(iso) {
   const s = (Date.now() - new Date(iso).getTime()) / 1000;
   if (!(s >= 0)) return "";
@@ -196,20 +222,25 @@ function drawThreads() {
   const q = $("search").value.trim().toLowerCase();
   const ul = $("threads");
   ul.replaceChildren();
+  // While searching: what the server found, then the loaded threads that
+  // match here and it did not list.
+  let list = S.threads;
+  const found = q && S.found ? new Set(S.found.map((t) => t.id)) : null;
+  if (found) list = [...S.found, ...S.threads.filter((t) => !found.has(t.id))];
   // This workspace's threads first (the server's default workspace), each
   // group most recently updated first as listed.
   const here = S.defaults.workspace;
-  const order = here ? [...S.threads.filter((t) => !t.workspace || t.workspace === here), ...S.threads.filter((t) => t.workspace && t.workspace !== here)] : S.threads;
+  const order = here ? [...list.filter((t) => !t.workspace || t.workspace === here), ...list.filter((t) => t.workspace && t.workspace !== here)] : list;
   for (const t of order) {
     const hay = `${t.title || ""} ${t.id} ${t.workspace || ""} ${t.model || ""}`.toLowerCase();
-    if (q && !hay.includes(q)) continue;
+    if (q && !(found && found.has(t.id)) && !hay.includes(q)) continue;
     const li = h("li");
     const b = h("button");
     b.type = "button";
     b.dataset.thread = t.id;
     if (S.cur && S.cur.id === t.id) b.setAttribute("aria-current", "true");
     b.appendChild(h("span", "t-title", t.title || "(no message yet)"));
-    const meta = [age(t.updatedAt), t.turnCount ? `${t.turnCount} turn${t.turnCount > 1 ? "s" : ""}` : "", base(t.workspace), t.model || ""].filter(Boolean).join(" · ");
+    const meta = [age(t.updatedAt), t.turnCount ? `${t.turnCount} turn${t.turnCount > 1 ? "s" : ""}` : "", base(t.workspace), t.model || "", t.owner ? `by ${t.owner}` : ""].filter(Boolean).join(" · ");
     b.appendChild(h("span", "t-meta", meta));
     b.title = t.title || t.id;
     b.addEventListener("click", () => { openThread(t.id); closeSide(); });
@@ -919,7 +950,7 @@ function init() {
     const open = $("side").classList.toggle("open");
     $("menu").setAttribute("aria-expanded", String(open));
   });
-  $("search").addEventListener("input", drawThreads);
+  $("search").addEventListener("input", searchThreads);
   $("more-threads").addEventListener("click", () => loadThreads(false));
   $("log").addEventListener("scroll", () => {
     const l = $("log");
