@@ -75,6 +75,9 @@ type Config struct {
 	// sees only the threads it created (tokens.go). With any, a WebSocket
 	// needs credentials even on loopback.
 	NamedTokens []NamedToken
+	// Undo, when not nil, answers turn/undo with the runtime's undo;
+	// without it turn/undo is an error.
+	Undo Undoer
 }
 
 // Server serves the protocol on any number of connections. Several
@@ -152,6 +155,7 @@ var methods = map[string]handler{
 	protocol.MethodPauseAnswer:    (*conn).pauseAnswer,
 	protocol.MethodApprovalAnswer: (*conn).approvalAnswer,
 	protocol.MethodTurnTrace:      (*conn).turnTrace,
+	protocol.MethodTurnUndo:       (*conn).turnUndo,
 }
 
 // conn is one client connection. It owns three goroutines: the reader

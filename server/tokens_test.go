@@ -34,7 +34,12 @@ func (noTraces) Trace(context.Context, string) ([]json.RawMessage, error) { retu
 // and subprotocols.
 func namedServer(t *testing.T, b *backend) (base string, dial func(t *testing.T, h http.Header, protos ...string) *client) {
 	t.Helper()
-	s := b.server(t, server.Config{Traces: noTraces{}, NamedTokens: []server.NamedToken{{Name: "alice", Token: aliceToken}, {Name: "bob", Token: bobToken}}})
+	return namedServerOf(t, b.server(t, server.Config{Traces: noTraces{}, NamedTokens: []server.NamedToken{{Name: "alice", Token: aliceToken}, {Name: "bob", Token: bobToken}}}))
+}
+
+// namedServerOf serves s with the admin token "secret".
+func namedServerOf(t *testing.T, s *server.Server) (base string, dial func(t *testing.T, h http.Header, protos ...string) *client) {
+	t.Helper()
 	hs := httptest.NewServer(s.Handler("secret"))
 	t.Cleanup(hs.Close)
 	ws := "ws" + strings.TrimPrefix(hs.URL, "http")

@@ -32,6 +32,7 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/cron"
 	"github.com/reinhq/rein/tools/mcp"
+	"github.com/reinhq/rein/undo"
 )
 
 // serveFlags are the flags of rein serve. The model, workspace, approval,
@@ -228,7 +229,15 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		stopCron()
 		<-cronDone
 	}()
-	srv, err := server.New(server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults(), NamedTokens: f.named})
+	sc := server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults(), NamedTokens: f.named}
+	if threads == nil {
+		// turn/undo: the runtime's undo, whose journal is this machine's
+		// store, where the threads are unless they are in PostgreSQL.
+		sc.Undo = server.UndoFunc(func(ctx context.Context, thread, turn string, force bool) (*undo.Result, error) {
+			return agent.Undo(ctx, st, thread, agent.UndoOptions{Turn: turn, Force: force, Sandbox: sandboxOptions(cfg)})
+		})
+	}
+	srv, err := server.New(sc)
 	if err != nil {
 		return usageError(err)
 	}
