@@ -29,6 +29,7 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/askuser"
 	"github.com/reinhq/rein/tools/fs"
+	"github.com/reinhq/rein/undo"
 	"github.com/reinhq/rein/window"
 )
 
@@ -82,6 +83,9 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	tr := &traces{}
+	// File edits are tracked for undo, as rein serve's are.
+	j := &journal{}
+	track := undo.NewTracker(ws, j)
 	r.sched, err = session.New(session.Config{Store: r.store, Traces: tr, Setup: func(_ context.Context, th session.Thread) (loop.Options, func(), error) {
 		r.mu.Lock()
 		m, ok := r.scripts[th.Settings.Model]
@@ -93,14 +97,17 @@ func newRig(t *testing.T) *rig {
 		if err != nil {
 			return loop.Options{}, nil, err
 		}
-		return loop.Options{Model: m, Tools: tool.NewSet(fs.EditFile(ws), askuser.New()), Policy: tool.PolicyUntrusted,
+		return loop.Options{Model: m, Tools: tool.NewSet(track.Wrap(fs.EditFile(ws)), askuser.New()), Policy: tool.PolicyUntrusted,
 			Window: w, Grace: 100 * time.Millisecond}, nil, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defaults := &protocol.ThreadDefaults{Workspace: r.dir, Approval: "untrusted", Sandbox: "workspace-write", Models: []string{"script:web", "script:long"}}
-	r.srv, err = server.New(server.Config{Sessions: r.sched, Traces: tr, Defaults: defaults, CheckThread: func(c session.ThreadConfig) error {
+	undoer := server.UndoFunc(func(ctx context.Context, thread, turn string, force bool) (*undo.Result, error) {
+		return undo.Restore(ctx, ws, j, thread, undo.Options{Turn: turn, Force: force})
+	})
+	r.srv, err = server.New(server.Config{Sessions: r.sched, Traces: tr, Defaults: defaults, Undo: undoer, CheckThread: func(c session.ThreadConfig) error {
 		if !strings.HasPrefix(c.Model, "script:") {
 			return fmt.Errorf("model %q: the tests know only scripted models", c.Model)
 		}
@@ -500,6 +507,53 @@ func TestThePageSearchesThreadsOnTheServer(t *testing.T) {
 	clear()
 	do(t, ctx, "clear", chromedp.SendKeys(css("#search"), " "+kb.Backspace),
 		until(`!!document.querySelector('#threads [data-thread=thread_docs]')`))
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestThePageUndoesATurnsEdits: a turn that edited a file shows an undo
+// button; a file changed since is not overwritten silently (the page
+// lists it and asks), and undoing anyway puts the turn's file back.
+func TestThePageUndoesATurnsEdits(t *testing.T) {
+	r := newRig(t)
+	file := filepath.Join(r.dir, "hello.txt")
+	if err := os.WriteFile(file, []byte("Hello, wrld\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.script("web", scripted.Script{Rounds: []scripted.Round{
+		{Text: "Fixing.", Calls: []scripted.Call{{Name: "edit_file", Args: map[string]any{"path": "hello.txt", "old_string": "Hello, wrld\n", "new_string": "Hello, world\n"}}}},
+		{Text: "Fixed."},
+	}})
+	ctx, consoleErrors := browser(t, 1280, 860)
+	do(t, ctx, "sign in", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`))
+	do(t, ctx, "a turn that edits",
+		chromedp.Click(css("#new-thread")),
+		chromedp.SendKeys(css(`#new-form input[name=model]`), "script:web"),
+		chromedp.Click(css("#new-ok")),
+		until(`!!document.body.dataset.thread && !document.getElementById("input").disabled`),
+		chromedp.SendKeys(css("#input"), "Fix the greeting"+kb.Enter),
+		until(`!!document.querySelector('#pending button[data-decision=approve]')`),
+		chromedp.Click(css(`#pending button[data-decision=approve]`)),
+		until(`!!document.querySelector('.turn-foot[data-status=completed] .undo-btn')`))
+	if b, _ := os.ReadFile(file); string(b) != "Hello, world\n" {
+		t.Fatalf("hello.txt after the edit: %q", b)
+	}
+	// The user changes the file after the turn: undo asks first.
+	if err := os.WriteFile(file, []byte("Hello, everyone\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "undo refuses and asks", chromedp.Click(css(".undo-btn")),
+		until(`document.getElementById("undo-dialog").open && document.getElementById("undo-files").textContent.includes("hello.txt")`))
+	if b, _ := os.ReadFile(file); string(b) != "Hello, everyone\n" {
+		t.Fatalf("hello.txt after a refused undo: %q, want the user's change kept", b)
+	}
+	shot(t, ctx, "undo")
+	do(t, ctx, "undo anyway", chromedp.Click(css("#undo-force")),
+		until(`(document.querySelector('.undo-btn')||{}).textContent === "Undone" && document.querySelector('.undo-btn').disabled`))
+	if b, _ := os.ReadFile(file); string(b) != "Hello, wrld\n" {
+		t.Errorf("hello.txt after undoing anyway: %q, want the content before the turn", b)
+	}
 	if errs := consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}

@@ -398,6 +398,44 @@ function drawFoot(v, turnId) {
   b.type = "button";
   b.addEventListener("click", () => openTrace(v.id, turnId));
   f.appendChild(b);
+  // Undo, where the turn wrote files through the file tools (turn/undo:
+  // the runtime's undo, as rein undo).
+  if (t.status !== "paused" && [...t.el.querySelectorAll(".tool")].some((c) => c._name === "write_file" || c._name === "edit_file")) {
+    const u = h("button", "undo-btn", t.undone ? "Undone" : "Undo files");
+    u.type = "button";
+    u.disabled = !!t.undone;
+    u.title = "Put back the files this turn wrote";
+    u.addEventListener("click", () => undoTurn(v, turnId, false));
+    f.appendChild(u);
+  }
+}
+
+// undoTurn asks the server to undo a turn's file changes. Files changed
+// since are never overwritten silently: the server refuses, naming them,
+// and the user may then undo anyway.
+async function undoTurn(v, turnId, force) {
+  let r;
+  try {
+    r = await client.call("turn/undo", { threadId: v.id, turnId, force });
+  } catch (e) {
+    if (e.code === -32020 && !force) {
+      const ul = $("undo-files");
+      ul.replaceChildren(...((e.data && e.data.conflicts) || []).map((c) => h("li", null, `${c.path}: ${c.why}`)));
+      const d = $("undo-dialog");
+      d.returnValue = "";
+      d.onclose = () => { if (d.returnValue === "force") undoTurn(v, turnId, true); };
+      d.showModal();
+      return;
+    }
+    toast(`Undo: ${e.message}`);
+    return;
+  }
+  const t = v.turns.get(turnId);
+  if (t) {
+    t.undone = true;
+    drawFoot(v, turnId);
+  }
+  toast(r.summary);
 }
 
 // ------------------------------------------------------------------ items
