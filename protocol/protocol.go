@@ -133,8 +133,10 @@ type ThreadReadResult struct {
 
 // InputPart is one part of a user's input.
 type InputPart struct {
-	Type string `json:"type" jsonschema:"text"`
+	Type string `json:"type" jsonschema:"text, or file: an attached text file"`
 	Text string `json:"text"`
+	// Name is an attached file's name (type file).
+	Name string `json:"name,omitempty" jsonschema:"the attached file's name (type file)"`
 }
 
 // TurnStartParams are the params of turn/start.

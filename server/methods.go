@@ -152,11 +152,23 @@ func input(parts []protocol.InputPart) (llm.Item, error) {
 		return llm.Item{}, invalidParams("input is empty; send at least one part")
 	}
 	it := llm.Item{Role: llm.RoleUser}
+	files := 0
 	for i, p := range parts {
-		if p.Type != "text" {
-			return llm.Item{}, invalidParams("input[%d] has type %q; the supported type is text", i, p.Type)
+		switch p.Type {
+		case "text":
+			it.Parts = append(it.Parts, llm.Part{Kind: llm.PartText, Text: p.Text})
+		case protocol.InputFile:
+			if files++; files > protocol.MaxAttachments {
+				return llm.Item{}, invalidParams("input has more than %d attached files; attach fewer", protocol.MaxAttachments)
+			}
+			t, err := attachment(i, p)
+			if err != nil {
+				return llm.Item{}, err
+			}
+			it.Parts = append(it.Parts, llm.Part{Kind: llm.PartText, Text: t})
+		default:
+			return llm.Item{}, invalidParams("input[%d] has type %q; the supported types are text and file", i, p.Type)
 		}
-		it.Parts = append(it.Parts, llm.Part{Kind: llm.PartText, Text: p.Text})
 	}
 	return it, nil
 }
