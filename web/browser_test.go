@@ -558,3 +558,40 @@ func TestThePageUndoesATurnsEdits(t *testing.T) {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
+
+// TestThePageAttachesTextFiles: files picked with Attach go with the next
+// message as input parts of type file; the model reads them in the user's
+// message, and the page shows them folded under the bubble. A binary file
+// is refused on the page.
+func TestThePageAttachesTextFiles(t *testing.T) {
+	r := newRig(t)
+	r.script("web", scripted.Script{Rounds: []scripted.Round{{Text: "It lists two steps.", Expect: []scripted.Expect{
+		{LastUser: &scripted.TextExpect{Contains: "Summarise\n\nAttached file \"plan.md\" (20 bytes):\n```\n1. build\n2. ship it\n```\n"}},
+	}}}})
+	dir := t.TempDir()
+	plan, bin := filepath.Join(dir, "plan.md"), filepath.Join(dir, "logo.png")
+	if err := os.WriteFile(plan, []byte("1. build\n2. ship it\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, consoleErrors := browser(t, 1280, 860)
+	do(t, ctx, "sign in", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`))
+	do(t, ctx, "new thread",
+		chromedp.Click(css("#new-thread")),
+		chromedp.SendKeys(css(`#new-form input[name=model]`), "script:web"),
+		chromedp.Click(css("#new-ok")),
+		until(`!!document.body.dataset.thread && !document.getElementById("input").disabled`))
+	do(t, ctx, "a binary file is refused", chromedp.SetUploadFiles(css("#attach-input"), []string{bin}),
+		until(`(document.getElementById("toast")||{}).textContent === "logo.png is not a text file" && document.getElementById("attachments").hidden`))
+	do(t, ctx, "attach", chromedp.SetUploadFiles(css("#attach-input"), []string{plan}),
+		until(`!document.getElementById("attachments").hidden && document.querySelector("#attachments .chip").textContent.startsWith("plan.md")`))
+	do(t, ctx, "send", chromedp.SendKeys(css("#input"), "Summarise"+kb.Enter),
+		until(`document.getElementById("attachments").hidden`),
+		until(`!!document.querySelector('.turn-foot[data-status=completed]')`),
+		until(`document.querySelector('.item.user .bubble').textContent === "Summarise" && document.querySelector('.item.user details.attachment summary').textContent.startsWith("plan.md") && document.querySelector('.item.user details.attachment pre').textContent === "1. build\n2. ship it"`))
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}

@@ -106,6 +106,7 @@ const S = {
   threads: [],
   cursor: "",
   found: null, // the server's answer to the search, while there is one
+  attach: [], // text files to send with the next message: {name, text}
   cur: null, // the open thread: see openThread
   buffered: null, // notifications that came while the open thread was read
 };
@@ -457,10 +458,16 @@ function userItem(v, t, it) {
     el = h("div", "item note", it.text || "");
   } else {
     el = h("div", `item user${it.origin === "steer" ? " steer" : ""}`);
-    el.appendChild(h("div", "bubble", it.text || ""));
+    const parts = splitAttachments(it.text || "");
+    el.appendChild(h("div", "bubble", parts.text));
+    for (const a of parts.files) {
+      const d = el.appendChild(h("details", "attachment"));
+      d.appendChild(h("summary", null, `${a.name} · ${a.size} bytes`));
+      d.appendChild(h("pre", null, a.body));
+    }
     if (!it.origin && v.thread && !v.thread.title && it.text) {
       // A store that keeps no title: the first message is the title.
-      v.thread.title = it.text.replace(/\s+/g, " ").slice(0, 80);
+      v.thread.title = (parts.text || it.text).replace(/\s+/g, " ").slice(0, 80);
       upsertThread({ id: v.id, title: v.thread.title });
       drawHeader();
     }
@@ -919,13 +926,60 @@ function setComposer() {
   $("input").placeholder = running ? "Steer the running turn, or queue the next (Alt+Enter)" : "Message rein";
 }
 
+// Attached files. The server puts each into the message, headed by its
+// name, in a fence longer than any backtick run in it (server/attach.go);
+// splitAttachments takes them out again to show them folded.
+const ATTACH_MAX = 10;
+const ATTACH_SIZE = 256 << 10;
+const attachRE = /\n\nAttached file ("(?:[^"\\]|\\.)*") \((\d+) bytes\):\n(`{3,})\n([\s\S]*?)\n\3\n/g;
+
+function splitAttachments(text) {
+  const files = [];
+  const rest = text.replace(attachRE, (m, name, size, _fence, body) => {
+    let n = name;
+    try { n = JSON.parse(name); } catch { /* shown as sent */ }
+    files.push({ name: n, size: Number(size), body });
+    return "";
+  });
+  return { text: files.length ? rest.trim() : text, files };
+}
+
+async function addFiles(files) {
+  for (const f of files) {
+    if (S.attach.length >= ATTACH_MAX) { toast(`attach at most ${ATTACH_MAX} files`); break; }
+    if (f.size > ATTACH_SIZE) { toast(`${f.name} is over ${ATTACH_SIZE >> 10} KiB; attach smaller text files`); continue; }
+    let text;
+    try { text = new TextDecoder("utf-8", { fatal: true }).decode(await f.arrayBuffer()); } catch { text = null; }
+    if (text == null || text.includes("\u0000")) { toast(`${f.name} is not a text file`); continue; }
+    S.attach.push({ name: f.name, text });
+  }
+  drawAttachments();
+}
+
+function drawAttachments() {
+  const ul = $("attachments");
+  ul.replaceChildren(...S.attach.map((a, i) => {
+    const li = h("li", "chip");
+    li.appendChild(h("span", null, `${a.name} · ${a.text.length < 1024 ? a.text.length + " B" : Math.ceil(a.text.length / 1024) + " KiB"}`));
+    const x = li.appendChild(h("button", null, "×"));
+    x.type = "button";
+    x.setAttribute("aria-label", `Remove ${a.name}`);
+    x.addEventListener("click", () => { S.attach.splice(i, 1); drawAttachments(); });
+    return li;
+  }));
+  ul.hidden = !S.attach.length;
+}
+
 async function submit(queue) {
   const v = S.cur;
   const inp = $("input");
   const text = inp.value;
-  if (!v || !text.trim()) return;
-  const input = [{ type: "text", text }];
+  if (!v || (!text.trim() && !S.attach.length)) return;
+  const files = S.attach;
+  const input = [...(text.trim() ? [{ type: "text", text }] : []), ...files.map((a) => ({ type: "file", name: a.name, text: a.text }))];
   inp.value = "";
+  S.attach = [];
+  drawAttachments();
   try {
     if (v.active && !queue) {
       try {
@@ -940,6 +994,8 @@ async function submit(queue) {
     if (r.turn.status === "queued") { const t = ensureTurnEl(v, r.turn.id); t.status = "queued"; drawFoot(v, r.turn.id); }
   } catch (e) {
     inp.value = text;
+    S.attach = files;
+    drawAttachments();
     toast(e.message);
   }
 }
@@ -996,6 +1052,14 @@ function init() {
   });
   $("composer").addEventListener("submit", (e) => { e.preventDefault(); submit(false); });
   $("queue").addEventListener("click", () => submit(true));
+  $("attach").addEventListener("click", () => $("attach-input").click());
+  $("attach-input").addEventListener("change", async (e) => { await addFiles([...e.target.files]); e.target.value = ""; });
+  $("composer").addEventListener("dragover", (e) => { if (e.dataTransfer && [...e.dataTransfer.types].includes("Files")) e.preventDefault(); });
+  $("composer").addEventListener("drop", (e) => {
+    if (!e.dataTransfer || !e.dataTransfer.files.length) return;
+    e.preventDefault();
+    addFiles([...e.dataTransfer.files]);
+  });
   $("stop").addEventListener("click", interrupt);
   $("input").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
