@@ -129,6 +129,10 @@ type ThreadReadResult struct {
 	Thread Thread `json:"thread"`
 	Turns  []Turn `json:"turns"`
 	Items  []Item `json:"items"`
+	// Context is the context budget of the thread's latest request that
+	// this server saw (the last context/updated); absent when it saw none
+	// since it started.
+	Context *event.ContextReport `json:"context,omitempty" jsonschema:"the latest context/updated of the thread this server saw; absent when none since it started"`
 }
 
 // InputPart is one part of a user's input.

@@ -54,3 +54,32 @@ func TestAttachedFilesBecomePartOfTheUsersMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestThreadReadCarriesTheLatestContextReport(t *testing.T) {
+	b := newBackend(t)
+	b.script("compactctx", scripted.Script{Rounds: []scripted.Round{{Text: "ok"}}})
+	s := b.server(t, server.Config{})
+	c := stdioClient(t, s)
+	c.initialize()
+	var th protocol.ThreadResult
+	c.call(protocol.MethodThreadStart, protocol.ThreadStartParams{Model: "script:compactctx"}, &th)
+	var read protocol.ThreadReadResult
+	c.call(protocol.MethodThreadRead, protocol.ThreadReadParams{ThreadID: th.Thread.ID}, &read)
+	if read.Context != nil {
+		t.Errorf("thread/read before any request: context %+v, want none", read.Context)
+	}
+	var started protocol.TurnStartResult
+	c.call(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: th.Thread.ID, Input: text("hi")}, &started)
+	var cx protocol.ContextUpdated
+	c.until(protocol.NotifyContextUpdated, &cx, nil)
+	var done protocol.TurnNotification
+	c.until(protocol.NotifyTurnCompleted, &done, nil)
+
+	// Another connection (a reloaded page) reads it with the thread.
+	c2 := stdioClient(t, s)
+	c2.initialize()
+	c2.call(protocol.MethodThreadRead, protocol.ThreadReadParams{ThreadID: th.Thread.ID}, &read)
+	if read.Context == nil || read.Context.Window != 100_000 || read.Context.Window != cx.Context.Window || read.Context.Used != cx.Context.Used {
+		t.Errorf("thread/read after a turn: context %+v, want the last context/updated %+v", read.Context, cx.Context)
+	}
+}

@@ -143,7 +143,9 @@ func (c *conn) threadRead(ctx context.Context, raw json.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	return protocol.ReadOf(snap.Thread, snap.Turns, snap.Items), nil
+	res := protocol.ReadOf(snap.Thread, snap.Turns, snap.Items)
+	res.Context = c.s.contexts.get(p.ThreadID)
+	return res, nil
 }
 
 // input converts the parts of a user's input to one user item.

@@ -86,6 +86,8 @@ type Server struct {
 	c Config
 	// signins are the browser sign-ins (signin.go).
 	signins *signins
+	// contexts are the threads' latest context reports (context.go).
+	contexts contexts
 }
 
 // New returns a server, or an error saying what the config lacks.

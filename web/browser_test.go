@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -562,7 +563,8 @@ func TestThePageUndoesATurnsEdits(t *testing.T) {
 // TestThePageAttachesTextFiles: files picked with Attach go with the next
 // message as input parts of type file; the model reads them in the user's
 // message, and the page shows them folded under the bubble. A binary file
-// is refused on the page.
+// is refused on the page. After a reload the context meter shows the
+// turn's last request.
 func TestThePageAttachesTextFiles(t *testing.T) {
 	r := newRig(t)
 	r.script("web", scripted.Script{Rounds: []scripted.Round{{Text: "It lists two steps.", Expect: []scripted.Expect{
@@ -591,6 +593,12 @@ func TestThePageAttachesTextFiles(t *testing.T) {
 		until(`document.getElementById("attachments").hidden`),
 		until(`!!document.querySelector('.turn-foot[data-status=completed]')`),
 		until(`document.querySelector('.item.user .bubble').textContent === "Summarise" && document.querySelector('.item.user details.attachment summary').textContent.startsWith("plan.md") && document.querySelector('.item.user details.attachment pre').textContent === "1. build\n2. ship it"`))
+	// The context meter is filled after a reload, before any new request
+	// (thread/read's context).
+	do(t, ctx, "meter", until(`!document.getElementById("meter").hidden`))
+	meter := eval[string](t, ctx, `document.getElementById("meter-text").textContent`)
+	do(t, ctx, "reload", chromedp.Reload(), until(`document.body.dataset.conn === "open" && !!document.body.dataset.thread`),
+		until(`!document.getElementById("meter").hidden && document.getElementById("meter-text").textContent === `+strconv.Quote(meter)))
 	if errs := consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}

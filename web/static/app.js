@@ -324,6 +324,9 @@ function applyRead(v, r) {
   for (const t of r.turns) { ensureTurnEl(v, t.id, frag); drawFoot(v, t.id); }
   log.appendChild(frag);
   for (const t of r.turns) if (t.pause && t.id === v.active) showPause(v, t.id, t.pause);
+  // The latest request's context budget, as the server last saw it: the
+  // meter is filled before the next request.
+  if (r.context) v.context = r.context;
   drawUsage();
   scrollDown(true);
 }
