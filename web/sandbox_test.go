@@ -1,0 +1,104 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/reinhq/rein/llm/scripted"
+)
+
+// TestTheTraceFrameIsSandboxed: the turn's trace is shown in a frame
+// sandboxed to scripts alone (an opaque origin): its own script runs and
+// draws the timeline, but it cannot reach the page (no DOM either way)
+// nor open the server's WebSocket.
+func TestTheTraceFrameIsSandboxed(t *testing.T) {
+	r := newRig(t)
+	r.script("web", scripted.Script{Rounds: []scripted.Round{{Text: "Done."}}})
+	ctx, consoleErrors := browser(t, 1280, 860)
+	do(t, ctx, "sign in", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`))
+	do(t, ctx, "a turn",
+		chromedp.Click(css("#new-thread")),
+		chromedp.SendKeys(css(`#new-form input[name=model]`), "script:web"),
+		chromedp.Click(css("#new-ok")),
+		until(`!!document.body.dataset.thread && !document.getElementById("input").disabled`),
+		chromedp.SendKeys(css("#input"), "Hello"+kb.Enter),
+		until(`!!document.querySelector('.turn-foot[data-status=completed] .trace-btn')`),
+		chromedp.Click(css(`.turn-foot[data-status=completed] .trace-btn`)),
+		until(`document.getElementById("trace-dialog").open`))
+	if got := eval[string](t, ctx, `document.getElementById("trace-frame").getAttribute("sandbox")`); got != "allow-scripts" {
+		t.Errorf("the trace frame's sandbox = %q, want allow-scripts alone", got)
+	}
+	// In the frame: its own script ran and drew the timeline; it cannot
+	// reach the page, and the server refuses its WebSocket (its origin is
+	// opaque: "null", and the session cookie is not sent).
+	frames, err := chromedp.Run(ctx, chromedp.Nodes(css(`#trace-frame`)))
+	if err != nil || len(frames) != 1 {
+		t.Fatalf("the trace frame: %v %v", frames, err)
+	}
+	// An isolated world of the frame: the frame's origin and document,
+	// not the page's. Its expressions are awaited.
+	world, err := chromedp.Run(ctx, chromedp.Action[runtime.ExecutionContextID](func(ctx context.Context, tg *chromedp.Target) (runtime.ExecutionContextID, error) {
+		w, err := cdp.Call(ctx, tg, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: frames[0].FrameID, WorldName: "test"})
+		return w.ExecutionContextID, err
+	}))
+	if err != nil {
+		t.Fatalf("a world in the trace frame: %v", err)
+	}
+	inFrame := func(what, expr string) string {
+		t.Helper()
+		yes := true
+		res, err := chromedp.Run(ctx, chromedp.Action[*runtime.EvaluateResult](func(ctx context.Context, tg *chromedp.Target) (*runtime.EvaluateResult, error) {
+			r, err := cdp.Call(ctx, tg, runtime.Evaluate, runtime.EvaluateParams{Expression: expr, ContextID: world, AwaitPromise: &yes, ReturnByValue: &yes})
+			return &r, err
+		}))
+		if err != nil || res.ExceptionDetails != nil || res.Result == nil {
+			t.Fatalf("%s: %v %+v", what, err, res)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(res.Result.Value), &v); err != nil {
+			t.Fatalf("%s: %s: %v", what, res.Result.Value, err)
+		}
+		return fmt.Sprint(v)
+	}
+	// The trace's own script ran in the frame (its marker, set last).
+	deadline := time.Now().Add(60 * time.Second)
+	for inFrame("the trace's script", `document.body.dataset.ok || ""`) != "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("the trace's script did not run in the sandboxed frame")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := inFrame("the timeline", `document.body.dataset.bars`); got == "" || got == "0" {
+		t.Errorf("the trace drew %q bars in the sandboxed frame, want some", got)
+	}
+	if got := inFrame("the page from the frame", `(() => { try { return "reached " + parent.document.title; } catch (e) { return "blocked " + e.name; } })()`); !strings.HasPrefix(got, "blocked") {
+		t.Errorf("the frame reached the page: %q", got)
+	}
+	if got := inFrame("origin", `self.origin`); got != "null" {
+		t.Errorf("the frame's origin is %q, want null (opaque)", got)
+	}
+	if got := inFrame("the WebSocket", fmt.Sprintf(`new Promise(res => { try { const ws = new WebSocket("ws://%s/", ["rein.v1"]); ws.onopen = () => { ws.close(); res("open"); }; ws.onerror = () => res("refused"); } catch (e) { res("refused " + e.name); } })`, r.addr)); !strings.HasPrefix(got, "refused") {
+		t.Errorf("a WebSocket from the trace frame: %q, want refused", got)
+	}
+	shot(t, ctx, "trace-sandboxed")
+	// The page cannot reach into the frame, nor the frame into the page.
+	if got := eval[string](t, ctx, `(() => { const f = document.getElementById("trace-frame"); try { return String(f.contentDocument) + " " + String(f.contentWindow.document); } catch (e) { return "blocked " + e.name; } })()`); !strings.HasPrefix(got, "null") && !strings.HasPrefix(got, "blocked") {
+		t.Errorf("the page reached the frame's document: %q", got)
+	}
+	// The one error expected: the frame's WebSocket, refused (403).
+	errs := slices.DeleteFunc(consoleErrors(), func(e string) bool { return strings.Contains(e, "Unexpected response code: 403") })
+	if len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
