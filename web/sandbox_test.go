@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +101,27 @@ func TestTheTraceFrameIsSandboxed(t *testing.T) {
 	errs := slices.DeleteFunc(consoleErrors(), func(e string) bool { return strings.Contains(e, "Unexpected response code: 403") })
 	if len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestStreamedMarkdownMatchesWholeMarkdown: md.js's render, fed an answer
+// a few bytes at a time as it streams (re-splitting only from the last
+// block), builds the same DOM as rendering the whole answer at once,
+// fences, lists, tables and quotes cut at every point included.
+func TestStreamedMarkdownMatchesWholeMarkdown(t *testing.T) {
+	r := newRig(t)
+	ctx, _ := browser(t, 800, 600)
+	do(t, ctx, "page", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`))
+	text := "# Title\n\nA paragraph with `code` and **bold**.\nSecond line.\n\n```go\nfunc main() {\n\n\tfmt.Println(\"x\")\n}\n```\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n> quoted\n> more\n\n````\n```nested```\n````\n\nThe end.\n"
+	for _, chunk := range []int{1, 3, 7, 16} {
+		got := eval[string](t, ctx, fmt.Sprintf(`import("/assets/md.js").then(({render}) => {
+			const text = %s, whole = document.createElement("div"), streamed = document.createElement("div");
+			render(whole, text);
+			for (let i = %d; i < text.length + %d; i += %d) render(streamed, text.slice(0, i));
+			return streamed.innerHTML === whole.innerHTML ? "same" : streamed.innerHTML + "\n---\n" + whole.innerHTML;
+		})`, strconv.Quote(text), chunk, chunk, chunk), chromedp.EvalAwaitPromise)
+		if got != "same" {
+			t.Errorf("streamed %d bytes at a time, the DOM differs from the whole render:\n%s", chunk, got)
+		}
 	}
 }

@@ -553,26 +553,36 @@ function paint(el) {
   if (el._think) thinkingOf(el).body.textContent = el._think;
 }
 
-// schedule paints an agent message at the next frame: deltas come faster
-// than frames, and a frame renders only the blocks that changed.
-// A paint that took d ms is followed by at least 3d ms without one, so a
-// long answer rendered again and again never takes the main thread.
+// schedule paints an agent message at a coming frame: deltas come faster
+// than frames, and a frame renders only the blocks that changed (md.js).
+// Streaming paints come at most every minGap ms (a frame of layout and
+// paint each, however small the change), and a paint that took d ms is
+// followed by at least 3d ms without one, so a long answer rendered again
+// and again never takes the main thread. The scroll to the end happens at
+// the start of the next paint, before any change, when the layout the
+// browser made for the last one is still valid: reading it then costs no
+// layout of its own.
+const minGap = 50;
 let dirty = new Set();
 let frame = 0;
 let nextPaint = 0;
+let scrollDue = false;
 function schedule(el) {
   dirty.add(el);
   if (frame) return;
   const wait = Math.max(0, nextPaint - performance.now());
   const go = () => {
     frame = 0;
+    if (scrollDue) { scrollDown(); scrollDue = false; }
     const t0 = performance.now();
     const d = dirty;
     dirty = new Set();
     for (const e of d) paint(e);
-    scrollDown();
     const t1 = performance.now();
-    nextPaint = t1 + 3 * (t1 - t0);
+    nextPaint = t1 + Math.max(minGap, 3 * (t1 - t0));
+    scrollDue = true;
+    // The last paint's scroll, once it is laid out, when nothing follows.
+    requestAnimationFrame(() => { if (scrollDue && !frame) { scrollDown(); scrollDue = false; } });
   };
   frame = wait > 0 ? setTimeout(() => requestAnimationFrame(go), wait) : requestAnimationFrame(go);
 }
