@@ -65,12 +65,3 @@ func (c *conn) mayUse(ctx context.Context, id string) error {
 	c.mine.add(id)
 	return nil
 }
-
-// mayRead is mayUse for a thread already read: nil when the connection
-// may see th.
-func (c *conn) mayRead(th session.Thread) error {
-	if c.who.admin() || th.Owner == c.who.name {
-		return nil
-	}
-	return noThread(th.ID)
-}
