@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ func TestDoctorChecksPostgres(t *testing.T) {
 	}
 	s.Close()
 	code, stdout, _ = runMain(t, context.Background(), "doctor")
-	if line := doctorLine(stdout, "threads"); code != ExitCompleted || !strings.Contains(line, "schema version 1") {
+	if line := doctorLine(stdout, "threads"); code != ExitCompleted || !strings.Contains(line, fmt.Sprintf("schema version %d", pgstore.SchemaVersion)) {
 		t.Errorf("exit %d, threads line %q once migrated:\n%s", code, line, stdout)
 	}
 	code, stdout, _ = runMain(t, context.Background(), "doctor", "--db", "postgres://rein:secret-pw@127.0.0.1:1/none?connect_timeout=5")
