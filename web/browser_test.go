@@ -78,6 +78,12 @@ const token = "secret-token"
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	return newRigWith(t, nil)
+}
+
+// newRigWith is newRig with the server's config changed by edit first.
+func newRigWith(t *testing.T, edit func(*server.Config)) *rig {
+	t.Helper()
 	r := &rig{t: t, dir: t.TempDir(), store: session.NewMemStore(), scripts: map[string]*scripted.Model{}}
 	ws, err := sandbox.Open(r.dir)
 	if err != nil {
@@ -108,12 +114,16 @@ func newRig(t *testing.T) *rig {
 	undoer := server.UndoFunc(func(ctx context.Context, thread, turn string, force bool) (*undo.Result, error) {
 		return undo.Restore(ctx, ws, j, thread, undo.Options{Turn: turn, Force: force})
 	})
-	r.srv, err = server.New(server.Config{Sessions: r.sched, Traces: tr, Defaults: defaults, Undo: undoer, CheckThread: func(c session.ThreadConfig) error {
+	sc := server.Config{Sessions: r.sched, Traces: tr, Defaults: defaults, Undo: undoer, CheckThread: func(c session.ThreadConfig) error {
 		if !strings.HasPrefix(c.Model, "script:") {
 			return fmt.Errorf("model %q: the tests know only scripted models", c.Model)
 		}
 		return nil
-	}})
+	}}
+	if edit != nil {
+		edit(&sc)
+	}
+	r.srv, err = server.New(sc)
 	if err != nil {
 		t.Fatal(err)
 	}

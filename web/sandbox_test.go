@@ -17,6 +17,8 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/reinhq/rein/llm/scripted"
+	"github.com/reinhq/rein/server"
+	"github.com/reinhq/rein/session"
 )
 
 // TestTheTraceFrameIsSandboxed: the turn's trace is shown in a frame
@@ -123,5 +125,47 @@ func TestStreamedMarkdownMatchesWholeMarkdown(t *testing.T) {
 		if got != "same" {
 			t.Errorf("streamed %d bytes at a time, the DOM differs from the whole render:\n%s", chunk, got)
 		}
+	}
+}
+
+// TestANamedTokenSignsInOnThePageAndSeesItsOwnThreads: a teammate with a
+// named token signs in with the page's form and sees only the threads
+// that token created, in the list and in a search; another's thread,
+// opened by its address, is not there.
+func TestANamedTokenSignsInOnThePageAndSeesItsOwnThreads(t *testing.T) {
+	const alice = "alice-page-0123456789"
+	r := newRigWith(t, func(c *server.Config) {
+		c.NamedTokens = []server.NamedToken{{Name: "alice", Token: alice}, {Name: "bob", Token: "bob-page-0123456789"}}
+	})
+	now := time.Now()
+	for _, th := range []session.Thread{
+		{ID: "thread_alice", Title: "Alice's release plan", Owner: "alice", Created: now, Updated: now},
+		{ID: "thread_bob", Title: "Bob's release plan", Owner: "bob", Created: now, Updated: now},
+	} {
+		if err := r.store.SaveThread(t.Context(), th); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, consoleErrors := browser(t, 1280, 860)
+	do(t, ctx, "the sign-in form", chromedp.Navigate(r.url+"/"), until(`!document.getElementById("signin").hidden`))
+	do(t, ctx, "sign in with alice's token", chromedp.SendKeys(css(`#signin input[name=token]`), alice+kb.Enter))
+	time.Sleep(time.Second) // the form posts and the page loads again
+	do(t, ctx, "signed in as alice",
+		until(`document.body.dataset.conn === "open" && !!document.querySelector('#threads [data-thread=thread_alice]')`))
+	if n := eval[int](t, ctx, `document.querySelectorAll('#threads [data-thread=thread_bob]').length`); n != 0 {
+		t.Errorf("alice's page lists bob's thread")
+	}
+	do(t, ctx, "search", chromedp.SendKeys(css("#search"), "release plan"),
+		until(`document.querySelectorAll('#threads [data-thread]').length === 1 && !!document.querySelector('#threads [data-thread=thread_alice]')`))
+	do(t, ctx, "bob's thread by its address", chromedp.Navigate(r.url+"/#thread=thread_bob"), chromedp.Reload())
+	do(t, ctx, "not found",
+		until(`document.body.dataset.conn === "open" && (document.getElementById("toast")||{}).textContent?.includes("no such thread")`))
+	if got := eval[string](t, ctx, `document.getElementById("log").textContent`); strings.Contains(got, "Bob's") {
+		t.Errorf("alice's page shows bob's thread: %q", got)
+	}
+	// The one error expected: the page's first WebSocket, before signing
+	// in, refused (401).
+	if errs := slices.DeleteFunc(consoleErrors(), func(e string) bool { return strings.Contains(e, "HTTP Authentication failed") }); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
