@@ -78,7 +78,8 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve threads over JSON-RPC 2.0 (stdio or WebSocket)",
 		Long: "Serve rein's threads to editors and other programs: JSON-RPC 2.0, one object per line with\n" +
 			"--stdio, one per WebSocket text frame with --listen ADDR. Listening beyond loopback needs\n" +
-			"--token; clients then send \"Authorization: Bearer TOKEN\". Requests must name a loopback Host\n" +
+			"--token; clients then send \"Authorization: Bearer TOKEN\". --token-file gives a team named tokens,\n" +
+			"each seeing only the threads it created. Requests must name a loopback Host\n" +
 			"(or an --allowed-host) and, from a browser, come from the server's own origin (or an\n" +
 			"--allowed-origin). docs/protocol.md describes the protocol.",
 		Args: cobra.NoArgs,
