@@ -37,6 +37,9 @@ type ErrorData struct {
 	Kind           string `json:"kind"`
 	ExpectedTurnID string `json:"expectedTurnId,omitempty"`
 	ActiveTurnID   string `json:"activeTurnId,omitempty"`
+	// Conflicts are the files an undoConflict error refused to
+	// overwrite.
+	Conflicts []UndoConflict `json:"conflicts,omitempty"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }

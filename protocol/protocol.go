@@ -112,6 +112,9 @@ type ThreadListParams struct {
 	// IncludeChildren lists sub-agents' threads too; by default only the
 	// threads users started are listed.
 	IncludeChildren bool `json:"includeChildren,omitempty" jsonschema:"list sub-agents' threads too (default: only the threads users started)"`
+	// Query keeps the threads whose title (the first user message,
+	// shortened) contains it, case-insensitively.
+	Query string `json:"query,omitempty" jsonschema:"only threads whose title contains this text, case-insensitively (at most 320 bytes)"`
 }
 
 // ThreadListResult is the result of thread/list, most recently updated
@@ -136,12 +139,18 @@ type ThreadReadResult struct {
 	// ran (the task tool), oldest first, each with its parent link; read
 	// one with thread/read of its id.
 	Children []Thread `json:"children,omitempty" jsonschema:"the threads of the sub-agents this thread's turns ran; read each with thread/read"`
+	// Context is the context budget of the thread's latest request that
+	// this server saw (the last context/updated); absent when it saw none
+	// since it started.
+	Context *event.ContextReport `json:"context,omitempty" jsonschema:"the latest context/updated of the thread this server saw; absent when none since it started"`
 }
 
 // InputPart is one part of a user's input.
 type InputPart struct {
-	Type string `json:"type" jsonschema:"text"`
+	Type string `json:"type" jsonschema:"text, or file: an attached text file"`
 	Text string `json:"text"`
+	// Name is an attached file's name (type file).
+	Name string `json:"name,omitempty" jsonschema:"the attached file's name (type file)"`
 }
 
 // TurnStartParams are the params of turn/start.
@@ -247,6 +256,9 @@ type Thread struct {
 	Parent *ThreadLink `json:"parent,omitempty" jsonschema:"on a sub-agent's thread: the parent thread, turn and task call that ran it"`
 	// Output is the thread's default output schema, as thread/start set it.
 	Output json.RawMessage `json:"output,omitempty" jsonschema:"the output schema the thread's turns answer in, unless a turn sends its own"`
+	// Owner is the named token that created the thread (rein serve
+	// --token-file); absent when none did.
+	Owner string `json:"owner,omitempty" jsonschema:"the name of the named token that created the thread; absent when none did"`
 }
 
 // ThreadLink names the call of a parent thread's turn that ran a

@@ -18,6 +18,10 @@ type Thread struct {
 	// Parent links a sub-agent's thread to the call that ran it; zero for
 	// a thread a user started. Set when the thread is first saved.
 	Parent Link
+	// Owner is the name of the named token that created the thread
+	// (rein serve --token-file), "" when no named token did. A store sets
+	// it when the thread is created and never changes it.
+	Owner string
 }
 
 // Link names the tool call of a parent thread's turn that ran a child

@@ -208,6 +208,7 @@ func (c *conn) watch(ctx context.Context, threadID string) error {
 		return nil
 	}
 	w := &watched{n: newNotifier(c.out.notify)}
+	w.n.onContext = c.s.contexts.put
 	sub, err := c.s.c.Sessions.SubscribeFunc(ctx, threadID, func() { c.ready(w) })
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/session"
 )
 
@@ -76,10 +77,11 @@ func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error
 			return nil, invalidParams("%v", err)
 		}
 	}
-	th, err := c.s.c.Sessions.CreateThread(ctx, cfg)
+	th, err := c.s.c.Sessions.CreateOwnedThread(ctx, cfg, c.who.name)
 	if err != nil {
 		return nil, err
 	}
+	c.mine.add(th.ID)
 	if err := c.watch(ctx, th.ID); err != nil {
 		return nil, err
 	}
@@ -92,6 +94,9 @@ func (c *conn) threadResume(ctx context.Context, raw json.RawMessage) (any, erro
 		return nil, err
 	}
 	if err := need("threadId", p.ThreadID); err != nil {
+		return nil, err
+	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
 	th, err := c.s.c.Sessions.ResumeThread(ctx, p.ThreadID)
@@ -114,11 +119,13 @@ func (c *conn) threadList(ctx context.Context, raw json.RawMessage) (any, error)
 		limit = defaultListLimit
 	}
 	limit = min(limit, maxListLimit)
-	list := c.s.c.Sessions.ListThreads
-	if p.IncludeChildren {
-		list = c.s.c.Sessions.ListAllThreads
+	if len(p.Query) > record.MaxThreadSearch {
+		return nil, invalidParams("query is %d bytes; give at most %d", len(p.Query), record.MaxThreadSearch)
 	}
-	ths, next, err := list(ctx, limit, p.Cursor)
+	ths, next, err := c.s.c.Sessions.FindThreads(ctx, session.ThreadQuery{
+		Limit: limit, Cursor: p.Cursor, Owned: !c.who.admin(), Owner: c.who.name, Search: p.Query,
+		Children: p.IncludeChildren,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +144,9 @@ func (c *conn) threadRead(ctx context.Context, raw json.RawMessage) (any, error)
 	if err := need("threadId", p.ThreadID); err != nil {
 		return nil, err
 	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
 	snap, err := c.s.c.Sessions.ReadThread(ctx, p.ThreadID)
 	if err != nil {
 		return nil, err
@@ -149,6 +159,7 @@ func (c *conn) threadRead(ctx context.Context, raw json.RawMessage) (any, error)
 	for _, k := range kids {
 		out.Children = append(out.Children, protocol.ThreadOf(k))
 	}
+	out.Context = c.s.contexts.get(p.ThreadID)
 	return out, nil
 }
 
@@ -158,11 +169,23 @@ func input(parts []protocol.InputPart) (llm.Item, error) {
 		return llm.Item{}, invalidParams("input is empty; send at least one part")
 	}
 	it := llm.Item{Role: llm.RoleUser}
+	files := 0
 	for i, p := range parts {
-		if p.Type != "text" {
-			return llm.Item{}, invalidParams("input[%d] has type %q; the supported type is text", i, p.Type)
+		switch p.Type {
+		case "text":
+			it.Parts = append(it.Parts, llm.Part{Kind: llm.PartText, Text: p.Text})
+		case protocol.InputFile:
+			if files++; files > protocol.MaxAttachments {
+				return llm.Item{}, invalidParams("input has more than %d attached files; attach fewer", protocol.MaxAttachments)
+			}
+			t, err := attachment(i, p)
+			if err != nil {
+				return llm.Item{}, err
+			}
+			it.Parts = append(it.Parts, llm.Part{Kind: llm.PartText, Text: t})
+		default:
+			return llm.Item{}, invalidParams("input[%d] has type %q; the supported types are text and file", i, p.Type)
 		}
-		it.Parts = append(it.Parts, llm.Part{Kind: llm.PartText, Text: p.Text})
 	}
 	return it, nil
 }
@@ -173,6 +196,9 @@ func (c *conn) turnStart(ctx context.Context, raw json.RawMessage) (any, error) 
 		return nil, err
 	}
 	if err := need("threadId", p.ThreadID); err != nil {
+		return nil, err
+	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
 	in, err := input(p.Input)
@@ -202,6 +228,9 @@ func (c *conn) threadCompact(ctx context.Context, raw json.RawMessage) (any, err
 	if err := need("threadId", p.ThreadID); err != nil {
 		return nil, err
 	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
 	if err := c.watch(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
@@ -218,6 +247,9 @@ func (c *conn) turnSteer(ctx context.Context, raw json.RawMessage) (any, error) 
 		return nil, err
 	}
 	if err := need("threadId", p.ThreadID, "expectedTurnId", p.ExpectedTurnID); err != nil {
+		return nil, err
+	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
 	in, err := input(p.Input)
@@ -239,6 +271,9 @@ func (c *conn) turnInterrupt(ctx context.Context, raw json.RawMessage) (any, err
 	if err := need("threadId", p.ThreadID, "turnId", p.TurnID); err != nil {
 		return nil, err
 	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
 	return protocol.EmptyResult{}, c.s.c.Sessions.Interrupt(ctx, p.ThreadID, p.TurnID)
 }
 
@@ -248,6 +283,9 @@ func (c *conn) pauseAnswer(ctx context.Context, raw json.RawMessage) (any, error
 		return nil, err
 	}
 	if err := need("threadId", p.ThreadID, "turnId", p.TurnID, "callId", p.CallID); err != nil {
+		return nil, err
+	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
 	a := loop.Answer{TurnID: p.TurnID, CallID: p.CallID, Text: p.Text}
@@ -266,6 +304,9 @@ func (c *conn) approvalAnswer(ctx context.Context, raw json.RawMessage) (any, er
 		return nil, err
 	}
 	if err := need("threadId", p.ThreadID, "turnId", p.TurnID, "callId", p.CallID); err != nil {
+		return nil, err
+	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
 	var d loop.Decision

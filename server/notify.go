@@ -28,6 +28,9 @@ type notifier struct {
 	// answer replaces its placeholder, which is then completed again, not
 	// started again.
 	done map[string]bool
+	// onContext, when not nil, is told each context report (the server
+	// remembers the latest for thread/read).
+	onContext func(thread string, r *event.ContextReport)
 }
 
 func newNotifier(send func(string, any)) *notifier {
@@ -92,6 +95,9 @@ func (n *notifier) handle(e event.Event) {
 		}
 	case event.Context:
 		if e.Context != nil {
+			if n.onContext != nil {
+				n.onContext(e.ThreadID, e.Context)
+			}
 			n.send(protocol.NotifyContextUpdated, protocol.ContextUpdated{ThreadID: e.ThreadID, TurnID: e.TurnID, Context: e.Context})
 		}
 	case event.Warning:

@@ -10,7 +10,8 @@ import (
 // routes is what the server answers behind the Host and Origin checks:
 // the health and readiness checks and signing in to anyone; the page's files to anyone
 // (they hold nothing private: the page learns everything over the
-// WebSocket); the WebSocket only with credentials when there is a token.
+// WebSocket); the WebSocket only with credentials when there is a token or named
+// tokens, as whose credentials they are.
 func (s *Server) routes(token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -22,12 +23,16 @@ func (s *Server) routes(token string) http.Handler {
 	mux.HandleFunc("POST /signin", func(w http.ResponseWriter, r *http.Request) { s.signInToken(w, r, token) })
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		if isUpgrade(r) {
-			if token != "" && !s.credentialed(r, token) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="rein"`)
-				http.Error(w, "rein: credentials are required: send Authorization: Bearer TOKEN, or sign in with the URL rein serve printed", http.StatusUnauthorized)
-				return
+			var who principal
+			if s.needsCredentials(token) {
+				var ok bool
+				if who, ok = s.authenticate(r, token); !ok {
+					w.Header().Set("WWW-Authenticate", `Bearer realm="rein"`)
+					http.Error(w, "rein: credentials are required: send Authorization: Bearer TOKEN, or sign in with the URL rein serve printed", http.StatusUnauthorized)
+					return
+				}
 			}
-			s.serveWS(w, r)
+			s.serveWS(w, r, who)
 			return
 		}
 		if web.Has(r.URL.Path) {

@@ -41,6 +41,7 @@ var protocolMethods = []methodTypes{
 	{protocol.MethodPauseAnswer, protocol.PauseAnswerParams{}, protocol.EmptyResult{}, "Answers a paused turn's questions; the same turn goes on."},
 	{protocol.MethodApprovalAnswer, protocol.ApprovalAnswerParams{}, protocol.EmptyResult{}, "Answers a paused turn's approval; the same turn goes on."},
 	{protocol.MethodTurnTrace, protocol.TurnTraceParams{}, protocol.TurnTraceResult{}, "Returns a turn's trace: the self-contained timeline page rein trace writes, kept when the turn ends or pauses."},
+	{protocol.MethodTurnUndo, protocol.TurnUndoParams{}, protocol.TurnUndoResult{}, "Puts back the files a turn wrote through the file tools; refuses, naming them, when files changed since, unless force."},
 }
 
 // protocolNotifications lists every notification with its params.

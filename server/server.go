@@ -74,6 +74,14 @@ type Config struct {
 	// shared store answers) for GET /readyz, which answers 503 while it
 	// fails or the scheduler drains.
 	Ready func(context.Context) error
+	// NamedTokens are tokens besides the one Handler and ListenAndServe
+	// take (the admin's, which sees every thread): a connection with one
+	// sees only the threads it created (tokens.go). With any, a WebSocket
+	// needs credentials even on loopback.
+	NamedTokens []NamedToken
+	// Undo, when not nil, answers turn/undo with the runtime's undo;
+	// without it turn/undo is an error.
+	Undo Undoer
 }
 
 // Server serves the protocol on any number of connections. Several
@@ -82,6 +90,8 @@ type Server struct {
 	c Config
 	// signins are the browser sign-ins (signin.go).
 	signins *signins
+	// contexts are the threads' latest context reports (context.go).
+	contexts contexts
 }
 
 // New returns a server, or an error saying what the config lacks.
@@ -116,6 +126,9 @@ func New(c Config) (*Server, error) {
 	if err := CheckAllowed(c.AllowedHosts, c.AllowedOrigins); err != nil {
 		return nil, err
 	}
+	if err := CheckNamedTokens("", c.NamedTokens); err != nil {
+		return nil, err
+	}
 	return &Server{c: c, signins: newSignins()}, nil
 }
 
@@ -148,6 +161,7 @@ var methods = map[string]handler{
 	protocol.MethodPauseAnswer:    (*conn).pauseAnswer,
 	protocol.MethodApprovalAnswer: (*conn).approvalAnswer,
 	protocol.MethodTurnTrace:      (*conn).turnTrace,
+	protocol.MethodTurnUndo:       (*conn).turnUndo,
 }
 
 // conn is one client connection. It owns three goroutines: the reader
@@ -157,6 +171,12 @@ type conn struct {
 	s   *Server
 	t   Transport
 	out *outbox
+
+	// who the connection acts as: the admin (stdio, loopback without a
+	// token, the admin token) or a named token (owner.go).
+	who principal
+	// mine caches the threads a named token's connection may use.
+	mine ownedCache
 
 	mu          sync.Mutex
 	initialized bool

@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"net"
 	"net/http"
@@ -50,13 +49,19 @@ const (
 // lookup compares hashes).
 type signins struct {
 	mu       sync.Mutex
-	codes    map[[32]byte]time.Time // unused codes by expiry
-	sessions map[[32]byte]time.Time // sessions by expiry
+	codes    map[[32]byte]signin // unused codes
+	sessions map[[32]byte]signin // sessions
 	now      func() time.Time
 }
 
+// signin is a code or session: when it expires and who it signs in.
+type signin struct {
+	exp time.Time
+	who principal
+}
+
 func newSignins() *signins {
-	return &signins{codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]time.Time{}, now: time.Now}
+	return &signins{codes: map[[32]byte]signin{}, sessions: map[[32]byte]signin{}, now: time.Now}
 }
 
 // secret returns 32 random bytes in base64url.
@@ -66,21 +71,21 @@ func secret() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// mint returns a new one-time code.
+// mint returns a new one-time code that signs in the admin.
 func (s *signins) mint() string {
 	c := secret()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.add(s.codes, sha256.Sum256([]byte(c)), s.now().Add(codeTTL))
+	s.add(s.codes, sha256.Sum256([]byte(c)), signin{exp: s.now().Add(codeTTL)})
 	return c
 }
 
 // add puts k in m, first dropping the expired entries and, at the bound,
 // the one that expires first. s.mu is held.
-func (s *signins) add(m map[[32]byte]time.Time, k [32]byte, exp time.Time) {
+func (s *signins) add(m map[[32]byte]signin, k [32]byte, v signin) {
 	now := s.now()
 	for h, e := range m {
-		if !now.Before(e) {
+		if !now.Before(e.exp) {
 			delete(m, h)
 		}
 	}
@@ -88,13 +93,13 @@ func (s *signins) add(m map[[32]byte]time.Time, k [32]byte, exp time.Time) {
 		var oldest [32]byte
 		var first time.Time
 		for h, e := range m {
-			if first.IsZero() || e.Before(first) {
-				oldest, first = h, e
+			if first.IsZero() || e.exp.Before(first) {
+				oldest, first = h, e.exp
 			}
 		}
 		delete(m, oldest)
 	}
-	m[k] = exp
+	m[k] = v
 }
 
 // redeem spends a code and returns a new session's secret; false when the
@@ -103,41 +108,45 @@ func (s *signins) redeem(code string) (string, bool) {
 	h := sha256.Sum256([]byte(code))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exp, ok := s.codes[h]
+	c, ok := s.codes[h]
 	if !ok {
 		return "", false
 	}
 	delete(s.codes, h)
-	if !s.now().Before(exp) {
+	if !s.now().Before(c.exp) {
 		return "", false
 	}
-	return s.openLocked(), true
+	return s.openLocked(c.who), true
 }
 
-// open returns a new session's secret.
-func (s *signins) open() string {
+// open returns a new session's secret, signing in who.
+func (s *signins) open(who principal) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.openLocked()
+	return s.openLocked(who)
 }
 
 // openLocked is open with s.mu held.
-func (s *signins) openLocked() string {
+func (s *signins) openLocked(who principal) string {
 	sess := secret()
-	s.add(s.sessions, sha256.Sum256([]byte(sess)), s.now().Add(sessionTTL))
+	s.add(s.sessions, sha256.Sum256([]byte(sess)), signin{exp: s.now().Add(sessionTTL), who: who})
 	return sess
 }
 
-// valid reports whether sess is a live session.
-func (s *signins) valid(sess string) bool {
+// valid returns who the live session sess signs in; false when it is
+// unknown or expired.
+func (s *signins) valid(sess string) (principal, bool) {
 	if sess == "" {
-		return false
+		return principal{}, false
 	}
 	h := sha256.Sum256([]byte(sess))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exp, ok := s.sessions[h]
-	return ok && s.now().Before(exp)
+	e, ok := s.sessions[h]
+	if !ok || !s.now().Before(e.exp) {
+		return principal{}, false
+	}
+	return e.who, true
 }
 
 // cookieName is the session cookie's name for the server on r's port.
@@ -189,21 +198,22 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 }
 
 // signInToken serves POST /signin with the form field token: the page's
-// sign-in form, for a browser that has no sign-in URL. The right token sets
-// the session cookie as a sign-in URL does; the page never keeps the token.
+// sign-in form, for a browser that has no sign-in URL. The right token (the
+// admin's or a named one) sets the session cookie as a sign-in URL does,
+// signing in whose token it is; the page never keeps the token.
 func (s *Server) signInToken(w http.ResponseWriter, r *http.Request, token string) {
 	w.Header().Set("Cache-Control", "no-store")
-	if token == "" {
+	if !s.needsCredentials(token) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	got := r.PostFormValue("token")
-	if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+	who, ok := s.whoseToken(r.PostFormValue("token"), token)
+	if !ok {
 		http.Error(w, "rein: that is not this server's token", http.StatusUnauthorized)
 		return
 	}
-	s.setSession(w, r, s.signins.open())
+	s.setSession(w, r, s.signins.open(who))
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
@@ -214,22 +224,6 @@ func (s *Server) setSession(w http.ResponseWriter, r *http.Request, sess string)
 		Name: cookieName(r), Value: sess, Path: "/", MaxAge: int(sessionTTL / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
-}
-
-// credentialed reports whether r carries the token (Authorization header
-// or subprotocol) or a live session cookie.
-func (s *Server) credentialed(r *http.Request, token string) bool {
-	want := []byte("Bearer " + token)
-	if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1 {
-		return true
-	}
-	if t, ok := subprotocolToken(r); ok && subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
-		return true
-	}
-	if c, err := r.Cookie(cookieName(r)); err == nil && s.signins.valid(c.Value) {
-		return true
-	}
-	return false
 }
 
 // subprotocolToken returns the token a client offered as a subprotocol.

@@ -29,6 +29,9 @@ func (c *conn) turnTrace(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err := need("threadId", p.ThreadID, "turnId", p.TurnID); err != nil {
 		return nil, err
 	}
+	if err := c.mayUse(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
 	tr := c.s.c.Traces
 	if tr == nil {
 		return nil, invalidParams("this server keeps no traces")

@@ -50,8 +50,9 @@ func (s *Server) Handler(token string) http.Handler {
 	return s.checkRequest(s.routes(token))
 }
 
-// serveWS upgrades r to a connection and serves it until it ends.
-func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+// serveWS upgrades r to a connection and serves it, as who, until it
+// ends.
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, who principal) {
 	// checkRequest has checked the Origin, scheme included, against the
 	// server's own and the allowed ones; the library's own check (Origin
 	// host == Host) would refuse an allowed origin.
@@ -60,15 +61,20 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered the client.
 	}
 	ws.SetReadLimit(MaxMessageSize)
-	s.ServeConn(r.Context(), &wsTransport{c: ws})
+	c := s.newConn(&wsTransport{c: ws})
+	c.who = who
+	c.serve(r.Context())
 }
 
 // ListenAndServe serves WebSocket connections on addr until ctx is done. It
-// refuses an address beyond loopback without a token (CheckListen). ready,
+// refuses an address beyond loopback without a token or named tokens
+// (CheckListen). ready,
 // when not nil, receives the bound address once listening.
 func (s *Server) ListenAndServe(ctx context.Context, addr, token string, ready func(net.Addr)) error {
-	if err := CheckListen(addr, token); err != nil {
-		return err
+	if len(s.c.NamedTokens) == 0 {
+		if err := CheckListen(addr, token); err != nil {
+			return err
+		}
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)

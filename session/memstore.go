@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/reinhq/rein/llm"
@@ -42,6 +43,10 @@ func (m *MemStore) SaveThread(_ context.Context, th Thread) error {
 	if t, ok := m.threads[th.ID]; ok {
 		// The link is the first save's, as the SQL stores keep it.
 		th.Parent = t.th.Parent
+		th.Owner = t.th.Owner // set once, at creation
+		if th.Title == "" {
+			th.Title = t.th.Title // named by the first user message
+		}
 		t.th = th
 		return nil
 	}
@@ -75,12 +80,12 @@ func (m *MemStore) LoadThread(_ context.Context, id string) (*Snapshot, error) {
 
 // ListThreads implements Store: the threads users started.
 func (m *MemStore) ListThreads(ctx context.Context, limit int, cursor string) ([]Thread, string, error) {
-	return m.list(false, limit, cursor)
+	return m.FindThreads(ctx, ThreadQuery{Limit: limit, Cursor: cursor})
 }
 
 // ListAllThreads implements ThreadTree.
 func (m *MemStore) ListAllThreads(ctx context.Context, limit int, cursor string) ([]Thread, string, error) {
-	return m.list(true, limit, cursor)
+	return m.FindThreads(ctx, ThreadQuery{Limit: limit, Cursor: cursor, Children: true})
 }
 
 // ListChildren implements ThreadTree.
@@ -104,39 +109,6 @@ func (m *MemStore) ListChildren(_ context.Context, id string) ([]Thread, error) 
 	return out, nil
 }
 
-func (m *MemStore) list(children bool, limit int, cursor string) ([]Thread, string, error) {
-	m.mu.Lock()
-	all := make([]Thread, 0, len(m.threads))
-	for _, t := range m.threads {
-		if !children && !t.th.Parent.IsZero() {
-			continue
-		}
-		th := t.th
-		th.Turns = len(t.turns)
-		all = append(all, th)
-	}
-	m.mu.Unlock()
-	slices.SortFunc(all, func(a, b Thread) int {
-		if c := b.Updated.Compare(a.Updated); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	start := 0
-	if cursor != "" {
-		i := slices.IndexFunc(all, func(t Thread) bool { return t.ID == cursor })
-		if i < 0 {
-			return nil, "", fmt.Errorf("session: cursor %q names no thread; list again from the start", cursor)
-		}
-		start = i + 1
-	}
-	all = all[start:]
-	if limit <= 0 || limit >= len(all) {
-		return all, "", nil
-	}
-	return all[:limit], all[limit-1].ID, nil
-}
-
 // Record implements Store.
 func (m *MemStore) Record(_ context.Context, threadID string, it llm.Item) error {
 	m.mu.Lock()
@@ -144,6 +116,11 @@ func (m *MemStore) Record(_ context.Context, threadID string, it llm.Item) error
 	t, ok := m.threads[threadID]
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrThreadNotFound, threadID)
+	}
+	if it.Role == llm.RoleUser && it.Origin == llm.OriginInput && t.th.Title == "" {
+		// The first thing the user said names the thread, as in the
+		// stores on disk.
+		t.th.Title = memTitle(it.Text())
 	}
 	if it.Origin == llm.OriginSteer && it.ID != "" {
 		if t.read == nil {
@@ -251,4 +228,14 @@ func (m *MemStore) Steers(threadID string) []llm.Item {
 		return slices.Clone(t.steers)
 	}
 	return nil
+}
+
+// memTitle is a one-line title of at most 80 runes, as the stores on disk
+// make them.
+func memTitle(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 80 {
+		return strings.TrimSpace(string(r[:79])) + "…"
+	}
+	return s
 }

@@ -164,8 +164,14 @@ func (th *thread) notify() {
 
 // CreateThread creates and persists a thread.
 func (s *Scheduler) CreateThread(ctx context.Context, cfg ThreadConfig) (Thread, error) {
+	return s.CreateOwnedThread(ctx, cfg, "")
+}
+
+// CreateOwnedThread is CreateThread for a thread owned by owner, the name of
+// a named token (Thread.Owner): the store keeps it with the thread.
+func (s *Scheduler) CreateOwnedThread(ctx context.Context, cfg ThreadConfig, owner string) (Thread, error) {
 	now := s.c.Now()
-	info := Thread{ID: loop.NewID("thread"), Settings: cfg, Created: now, Updated: now}
+	info := Thread{ID: loop.NewID("thread"), Settings: cfg, Created: now, Updated: now, Owner: owner}
 	if err := s.c.Store.SaveThread(ctx, info); err != nil {
 		return Thread{}, fmt.Errorf("session: create thread: %w", err)
 	}

@@ -302,11 +302,18 @@ CREATE INDEX threads_parent ON threads (parent_thread) WHERE parent_thread <> ''
 	`
 ALTER TABLE turns ADD COLUMN output TEXT NOT NULL DEFAULT ''; -- the JSON object, '' for a text answer
 `,
+	// 12: the named token (rein serve --token-file) that created each
+	// thread; '' for none. A connection with a named token sees only its
+	// own threads.
+	`
+ALTER TABLE threads ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+CREATE INDEX threads_owner ON threads (owner, updated, id);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 11
+const SchemaVersion = 12
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.

@@ -33,10 +33,10 @@ func (s *Store) SaveThread(ctx context.Context, t record.Thread) error {
 	}
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `
-INSERT INTO threads (id, created, updated, title, workspace, model, settings, parent_thread, parent_turn, parent_call) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO threads (id, created, updated, title, workspace, model, settings, parent_thread, parent_turn, parent_call, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, workspace = excluded.workspace, model = excluded.model,
 	settings = excluded.settings, title = CASE WHEN excluded.title = '' THEN threads.title ELSE excluded.title END`,
-			t.ID, created, now, shortTitle(t.Title), t.Settings.Workspace, t.Settings.Model, settings, t.Parent.ThreadID, t.Parent.TurnID, t.Parent.CallID)
+			t.ID, created, now, shortTitle(t.Title), t.Settings.Workspace, t.Settings.Model, settings, t.Parent.ThreadID, t.Parent.TurnID, t.Parent.CallID, t.Owner)
 		if err != nil {
 			return fmt.Errorf("store: save thread %s: %w", t.ID, err)
 		}

@@ -79,8 +79,8 @@ func (s *Store) CreateThread(ctx context.Context, t record.Thread) (record.Threa
 		return record.Thread{}, err
 	}
 	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO threads (id, created, updated, title, workspace, model, settings) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			t.ID, now.UnixNano(), now.UnixNano(), t.Title, t.Settings.Workspace, t.Settings.Model, settings)
+		_, err := tx.ExecContext(ctx, `INSERT INTO threads (id, created, updated, title, workspace, model, settings, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, now.UnixNano(), now.UnixNano(), t.Title, t.Settings.Workspace, t.Settings.Model, settings, t.Owner)
 		return err
 	})
 	if err != nil {
@@ -89,13 +89,13 @@ func (s *Store) CreateThread(ctx context.Context, t record.Thread) (record.Threa
 	return t, nil
 }
 
-const threadColumns = `id, created, updated, title, workspace, model, settings, (SELECT count(*) FROM turns WHERE turns.thread = threads.id), parent_thread, parent_turn, parent_call`
+const threadColumns = `id, created, updated, title, workspace, model, settings, (SELECT count(*) FROM turns WHERE turns.thread = threads.id), parent_thread, parent_turn, parent_call, owner`
 
 func scanThread(sc interface{ Scan(...any) error }) (record.Thread, error) {
 	var t record.Thread
 	var created, updated int64
 	var settings string
-	if err := sc.Scan(&t.ID, &created, &updated, &t.Title, &t.Settings.Workspace, &t.Settings.Model, &settings, &t.Turns, &t.Parent.ThreadID, &t.Parent.TurnID, &t.Parent.CallID); err != nil {
+	if err := sc.Scan(&t.ID, &created, &updated, &t.Title, &t.Settings.Workspace, &t.Settings.Model, &settings, &t.Turns, &t.Parent.ThreadID, &t.Parent.TurnID, &t.Parent.CallID, &t.Owner); err != nil {
 		return record.Thread{}, err
 	}
 	t.Created, t.Updated = time.Unix(0, created), time.Unix(0, updated)
@@ -122,12 +122,12 @@ func (s *Store) Thread(ctx context.Context, id string) (record.Thread, error) {
 // them (all when limit <= 0) after cursor ("" for the first page). next is
 // the cursor of the page after this one, "" when there is none.
 func (s *Store) Threads(ctx context.Context, limit int, cursor string) (threads []record.Thread, next string, err error) {
-	return s.threads(ctx, false, limit, cursor)
+	return s.FindThreads(ctx, record.ThreadQuery{Limit: limit, Cursor: cursor})
 }
 
 // AllThreads is Threads with sub-agents' threads listed too.
 func (s *Store) AllThreads(ctx context.Context, limit int, cursor string) (threads []record.Thread, next string, err error) {
-	return s.threads(ctx, true, limit, cursor)
+	return s.FindThreads(ctx, record.ThreadQuery{Limit: limit, Cursor: cursor, Children: true})
 }
 
 // Children returns the threads of the sub-agents that turns of thread id
@@ -152,27 +152,43 @@ func (s *Store) Children(ctx context.Context, id string) ([]record.Thread, error
 	return out, nil
 }
 
-func (s *Store) threads(ctx context.Context, all bool, limit int, cursor string) (threads []record.Thread, next string, err error) {
-	var upd int64 = 1<<63 - 1
-	var after string
-	if cursor != "" {
-		u, id, ok := strings.Cut(cursor, "/")
+// FindThreads lists the threads q selects, most recently updated first: a
+// page of q.Limit after q.Cursor, only q.Owner's when q.Owned, only those
+// whose title contains q.Search (case-insensitive for ASCII letters, as
+// SQLite's LIKE), sub-agents' threads only when q.Children. next is the cursor of the page after this one, "" when
+// there is none.
+func (s *Store) FindThreads(ctx context.Context, tq record.ThreadQuery) (threads []record.Thread, next string, err error) {
+	if len(tq.Search) > record.MaxThreadSearch {
+		return nil, "", fmt.Errorf("store: a thread search of %d bytes is too long; give at most %d", len(tq.Search), record.MaxThreadSearch)
+	}
+	var where []string
+	args := []any{}
+	if tq.Cursor != "" {
+		u, id, ok := strings.Cut(tq.Cursor, "/")
 		n, perr := strconv.ParseInt(u, 10, 64)
 		if !ok || perr != nil {
-			return nil, "", fmt.Errorf("store: bad cursor %q: pass the next cursor of the previous page", cursor)
+			return nil, "", fmt.Errorf("store: bad cursor %q: pass the next cursor of the previous page", tq.Cursor)
 		}
-		upd, after = n, id
+		where = append(where, `(updated, id) < (?, ?)`)
+		args = append(args, n, id)
 	}
-	q := `SELECT ` + threadColumns + ` FROM threads WHERE true`
-	args := []any{}
-	if !all {
-		q += ` AND parent_thread = ''`
+	if tq.Owned {
+		where = append(where, `owner = ?`)
+		args = append(args, tq.Owner)
 	}
-	if cursor != "" {
-		q += ` AND (updated, id) < (?, ?)`
-		args = append(args, upd, after)
+	if tq.Search != "" {
+		where = append(where, `title LIKE ? ESCAPE '\'`)
+		args = append(args, record.LikePattern(tq.Search))
+	}
+	if !tq.Children {
+		where = append(where, `parent_thread = ''`)
+	}
+	q := `SELECT ` + threadColumns + ` FROM threads`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
 	q += ` ORDER BY updated DESC, id DESC`
+	limit := tq.Limit
 	if limit > 0 {
 		// One more than asked tells whether there is a next page.
 		q += ` LIMIT ?`

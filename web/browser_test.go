@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,7 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/askuser"
 	"github.com/reinhq/rein/tools/fs"
+	"github.com/reinhq/rein/undo"
 	"github.com/reinhq/rein/window"
 )
 
@@ -76,12 +78,21 @@ const token = "secret-token"
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	return newRigWith(t, nil)
+}
+
+// newRigWith is newRig with the server's config changed by edit first.
+func newRigWith(t *testing.T, edit func(*server.Config)) *rig {
+	t.Helper()
 	r := &rig{t: t, dir: t.TempDir(), store: session.NewMemStore(), scripts: map[string]*scripted.Model{}}
 	ws, err := sandbox.Open(r.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := &traces{}
+	// File edits are tracked for undo, as rein serve's are.
+	j := &journal{}
+	track := undo.NewTracker(ws, j)
 	r.sched, err = session.New(session.Config{Store: r.store, Traces: tr, Setup: func(_ context.Context, th session.Thread) (loop.Options, func(), error) {
 		r.mu.Lock()
 		m, ok := r.scripts[th.Settings.Model]
@@ -93,19 +104,26 @@ func newRig(t *testing.T) *rig {
 		if err != nil {
 			return loop.Options{}, nil, err
 		}
-		return loop.Options{Model: m, Tools: tool.NewSet(fs.EditFile(ws), askuser.New()), Policy: tool.PolicyUntrusted,
+		return loop.Options{Model: m, Tools: tool.NewSet(track.Wrap(fs.EditFile(ws)), askuser.New()), Policy: tool.PolicyUntrusted,
 			Window: w, Grace: 100 * time.Millisecond}, nil, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defaults := &protocol.ThreadDefaults{Workspace: r.dir, Approval: "untrusted", Sandbox: "workspace-write", Models: []string{"script:web", "script:long"}}
-	r.srv, err = server.New(server.Config{Sessions: r.sched, Traces: tr, Defaults: defaults, CheckThread: func(c session.ThreadConfig) error {
+	undoer := server.UndoFunc(func(ctx context.Context, thread, turn string, force bool) (*undo.Result, error) {
+		return undo.Restore(ctx, ws, j, thread, undo.Options{Turn: turn, Force: force})
+	})
+	sc := server.Config{Sessions: r.sched, Traces: tr, Defaults: defaults, Undo: undoer, CheckThread: func(c session.ThreadConfig) error {
 		if !strings.HasPrefix(c.Model, "script:") {
 			return fmt.Errorf("model %q: the tests know only scripted models", c.Model)
 		}
 		return nil
-	}})
+	}}
+	if edit != nil {
+		edit(&sc)
+	}
+	r.srv, err = server.New(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +218,10 @@ func browser(t *testing.T, width, height int) (context.Context, func() []string)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-dev-shm-usage", true),
+		// Sandboxed frames in the page's process, where the DevTools
+		// protocol of the page's target can evaluate in them
+		// (TestTheTraceFrameIsSandboxed); their origin is opaque either way.
+		chromedp.Flag("disable-features", "IsolateSandboxedIframes"),
 		chromedp.WindowSize(width, height))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
@@ -421,8 +443,10 @@ func TestThePageRunsATurnInChromium(t *testing.T) {
 	if !strings.Contains(srcdoc, "timeline") || !strings.Contains(srcdoc, "edit_file") {
 		t.Errorf("the trace frame does not hold the turn's trace: %.300q", srcdoc)
 	}
-	// The trace page's own script ran under the page's policy (its hash).
-	do(t, ctx, "trace rendered", until(`(document.getElementById("trace-frame").contentDocument||{body:{dataset:{}}}).body.dataset.ok === "1"`))
+	// The frame is sandboxed (an opaque origin): the page cannot look in;
+	// TestTheTraceFrameIsSandboxed checks from inside that the trace's
+	// script ran.
+	do(t, ctx, "trace sandboxed", until(`document.getElementById("trace-frame").getAttribute("sandbox") === "allow-scripts" && document.getElementById("trace-frame").contentDocument === null`))
 	shot(t, ctx, "trace")
 	do(t, ctx, "close trace", chromedp.Click(css("#trace-close")))
 
@@ -470,5 +494,128 @@ func TestACrossSitePageCannotOpenTheWebSocket(t *testing.T) {
 	do(t, ctx, "own page", chromedp.Navigate(open.URL+"/"), until(`document.body.dataset.conn === "open"`))
 	if got := eval[string](t, ctx, try, chromedp.EvalAwaitPromise); got != "open" {
 		t.Errorf("the server's own page opening the WebSocket: %s, want open", got)
+	}
+}
+
+// TestThePageSearchesThreadsOnTheServer: the search box asks the server
+// (thread/list's query), so it finds a thread the page never loaded, by
+// its title in any case; clearing it shows the loaded list again.
+func TestThePageSearchesThreadsOnTheServer(t *testing.T) {
+	r := newRig(t)
+	ctx, consoleErrors := browser(t, 1280, 860)
+	now := time.Now()
+	save := func(id, title string) {
+		t.Helper()
+		if err := r.store.SaveThread(t.Context(), session.Thread{ID: id, Title: title, Created: now, Updated: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("thread_docs", "Write the docs")
+	do(t, ctx, "sign in", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`),
+		until(`!!document.querySelector('#threads [data-thread=thread_docs]')`))
+	// Saved after the page listed the threads: only the server knows it.
+	save("thread_parser", "Refactor the PARSER, 100% of it")
+	do(t, ctx, "search", chromedp.SendKeys(css("#search"), "parser"),
+		until(`!!document.querySelector('#threads [data-thread=thread_parser]') && !document.querySelector('#threads [data-thread=thread_docs]')`))
+	clear := func() { eval[string](t, ctx, `document.getElementById("search").value = ""`) }
+	clear()
+	do(t, ctx, "search with a LIKE wildcard", chromedp.SendKeys(css("#search"), "0%"),
+		until(`document.querySelectorAll('#threads [data-thread]').length === 1 && !!document.querySelector('#threads [data-thread=thread_parser]')`))
+	clear()
+	do(t, ctx, "clear", chromedp.SendKeys(css("#search"), " "+kb.Backspace),
+		until(`!!document.querySelector('#threads [data-thread=thread_docs]')`))
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestThePageUndoesATurnsEdits: a turn that edited a file shows an undo
+// button; a file changed since is not overwritten silently (the page
+// lists it and asks), and undoing anyway puts the turn's file back.
+func TestThePageUndoesATurnsEdits(t *testing.T) {
+	r := newRig(t)
+	file := filepath.Join(r.dir, "hello.txt")
+	if err := os.WriteFile(file, []byte("Hello, wrld\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.script("web", scripted.Script{Rounds: []scripted.Round{
+		{Text: "Fixing.", Calls: []scripted.Call{{Name: "edit_file", Args: map[string]any{"path": "hello.txt", "old_string": "Hello, wrld\n", "new_string": "Hello, world\n"}}}},
+		{Text: "Fixed."},
+	}})
+	ctx, consoleErrors := browser(t, 1280, 860)
+	do(t, ctx, "sign in", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`))
+	do(t, ctx, "a turn that edits",
+		chromedp.Click(css("#new-thread")),
+		chromedp.SendKeys(css(`#new-form input[name=model]`), "script:web"),
+		chromedp.Click(css("#new-ok")),
+		until(`!!document.body.dataset.thread && !document.getElementById("input").disabled`),
+		chromedp.SendKeys(css("#input"), "Fix the greeting"+kb.Enter),
+		until(`!!document.querySelector('#pending button[data-decision=approve]')`),
+		chromedp.Click(css(`#pending button[data-decision=approve]`)),
+		until(`!!document.querySelector('.turn-foot[data-status=completed] .undo-btn')`))
+	if b, _ := os.ReadFile(file); string(b) != "Hello, world\n" {
+		t.Fatalf("hello.txt after the edit: %q", b)
+	}
+	// The user changes the file after the turn: undo asks first.
+	if err := os.WriteFile(file, []byte("Hello, everyone\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "undo refuses and asks", chromedp.Click(css(".undo-btn")),
+		until(`document.getElementById("undo-dialog").open && document.getElementById("undo-files").textContent.includes("hello.txt")`))
+	if b, _ := os.ReadFile(file); string(b) != "Hello, everyone\n" {
+		t.Fatalf("hello.txt after a refused undo: %q, want the user's change kept", b)
+	}
+	shot(t, ctx, "undo")
+	do(t, ctx, "undo anyway", chromedp.Click(css("#undo-force")),
+		until(`(document.querySelector('.undo-btn')||{}).textContent === "Undone" && document.querySelector('.undo-btn').disabled`))
+	if b, _ := os.ReadFile(file); string(b) != "Hello, wrld\n" {
+		t.Errorf("hello.txt after undoing anyway: %q, want the content before the turn", b)
+	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestThePageAttachesTextFiles: files picked with Attach go with the next
+// message as input parts of type file; the model reads them in the user's
+// message, and the page shows them folded under the bubble. A binary file
+// is refused on the page. After a reload the context meter shows the
+// turn's last request.
+func TestThePageAttachesTextFiles(t *testing.T) {
+	r := newRig(t)
+	r.script("web", scripted.Script{Rounds: []scripted.Round{{Text: "It lists two steps.", Expect: []scripted.Expect{
+		{LastUser: &scripted.TextExpect{Contains: "Summarise\n\nAttached file \"plan.md\" (20 bytes):\n```\n1. build\n2. ship it\n```\n"}},
+	}}}})
+	dir := t.TempDir()
+	plan, bin := filepath.Join(dir, "plan.md"), filepath.Join(dir, "logo.png")
+	if err := os.WriteFile(plan, []byte("1. build\n2. ship it\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, consoleErrors := browser(t, 1280, 860)
+	do(t, ctx, "sign in", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`))
+	do(t, ctx, "new thread",
+		chromedp.Click(css("#new-thread")),
+		chromedp.SendKeys(css(`#new-form input[name=model]`), "script:web"),
+		chromedp.Click(css("#new-ok")),
+		until(`!!document.body.dataset.thread && !document.getElementById("input").disabled`))
+	do(t, ctx, "a binary file is refused", chromedp.SetUploadFiles(css("#attach-input"), []string{bin}),
+		until(`(document.getElementById("toast")||{}).textContent === "logo.png is not a text file" && document.getElementById("attachments").hidden`))
+	do(t, ctx, "attach", chromedp.SetUploadFiles(css("#attach-input"), []string{plan}),
+		until(`!document.getElementById("attachments").hidden && document.querySelector("#attachments .chip").textContent.startsWith("plan.md")`))
+	do(t, ctx, "send", chromedp.SendKeys(css("#input"), "Summarise"+kb.Enter),
+		until(`document.getElementById("attachments").hidden`),
+		until(`!!document.querySelector('.turn-foot[data-status=completed]')`),
+		until(`document.querySelector('.item.user .bubble').textContent === "Summarise" && document.querySelector('.item.user details.attachment summary').textContent.startsWith("plan.md") && document.querySelector('.item.user details.attachment pre').textContent === "1. build\n2. ship it"`))
+	// The context meter is filled after a reload, before any new request
+	// (thread/read's context).
+	do(t, ctx, "meter", until(`!document.getElementById("meter").hidden`))
+	meter := eval[string](t, ctx, `document.getElementById("meter-text").textContent`)
+	do(t, ctx, "reload", chromedp.Reload(), until(`document.body.dataset.conn === "open" && !!document.body.dataset.thread`),
+		until(`!document.getElementById("meter").hidden && document.getElementById("meter-text").textContent === `+strconv.Quote(meter)))
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}
 }

@@ -111,7 +111,11 @@ func Serve(w http.ResponseWriter, r *http.Request) {
 	h.Set("ETag", a.etag)
 	h.Set("Vary", "Accept-Encoding")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with the page's sign-in form, which the Origin check
+	// refuses (TestANamedTokenSignsInOnThePageAndSeesItsOwnThreads). No
+	// other site is ever sent a referrer either way.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Content-Security-Policy", Policy(r.Host))
 	h.Set("X-Frame-Options", "DENY")
 	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == a.etag {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ import (
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/cron"
 	"github.com/reinhq/rein/tools/mcp"
+	"github.com/reinhq/rein/undo"
 )
 
 // serveFlags are the flags of rein serve. The model, workspace, approval,
@@ -65,6 +67,10 @@ type serveFlags struct {
 	redis string
 	// fleet are the flags of a node sharing threads in PostgreSQL.
 	fleet fleetFlags
+	// tokenFile holds named tokens, NAME=TOKEN a line
+	// (server.ReadNamedTokens); named are what it held.
+	tokenFile string
+	named     []server.NamedToken
 }
 
 func newServeCmd() *cobra.Command {
@@ -74,7 +80,8 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve threads over JSON-RPC 2.0 (stdio or WebSocket)",
 		Long: "Serve rein's threads to editors and other programs: JSON-RPC 2.0, one object per line with\n" +
 			"--stdio, one per WebSocket text frame with --listen ADDR. Listening beyond loopback needs\n" +
-			"--token; clients then send \"Authorization: Bearer TOKEN\". Requests must name a loopback Host\n" +
+			"--token; clients then send \"Authorization: Bearer TOKEN\". --token-file gives a team named tokens,\n" +
+			"each seeing only the threads it created. Requests must name a loopback Host\n" +
 			"(or an --allowed-host) and, from a browser, come from the server's own origin (or an\n" +
 			"--allowed-origin). docs/protocol.md describes the protocol.",
 		Args: cobra.NoArgs,
@@ -82,9 +89,21 @@ func newServeCmd() *cobra.Command {
 			if f.stdio == (f.listen != "") {
 				return usageError(errors.New("give exactly one of --stdio and --listen ADDR"))
 			}
-			if f.listen != "" {
-				if err := server.CheckListen(f.listen, f.token); err != nil {
+			if f.tokenFile != "" {
+				if f.stdio {
+					return usageError(errors.New("--token-file is for --listen: a --stdio client is the one who started the server"))
+				}
+				named, err := readTokenFile(f.tokenFile, f.token)
+				if err != nil {
 					return usageError(err)
+				}
+				f.named = named
+			}
+			if f.listen != "" {
+				if len(f.named) == 0 {
+					if err := server.CheckListen(f.listen, f.token); err != nil {
+						return usageError(err)
+					}
 				}
 				if err := server.CheckAllowed(f.allowedHosts, f.allowedOrigins); err != nil {
 					return usageError(err)
@@ -121,7 +140,8 @@ func newServeCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.stdio, "stdio", false, "serve one connection on stdin and stdout")
 	fl.StringVar(&f.listen, "listen", "", "serve WebSocket connections on ADDR, such as 127.0.0.1:8765")
-	fl.StringVar(&f.token, "token", "", "the bearer token clients must send (required beyond loopback)")
+	fl.StringVar(&f.token, "token", "", "the bearer token clients must send (required beyond loopback); it sees every thread")
+	fl.StringVar(&f.tokenFile, "token-file", "", "a file of named tokens, NAME=TOKEN a line: each client with one sees only the threads it created")
 	fl.StringVar(&f.db, "db", "", dbFlagUsage+"; or a PostgreSQL database, postgres://USER@HOST:PORT/DB, that several servers share (the tools' data stays in this machine's file)")
 	fl.StringVarP(&f.model, "model", "m", "", "PROVIDER:MODEL for threads that name none; default: the first provider whose key is set")
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL")
@@ -224,7 +244,15 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		stopCron()
 		<-cronDone
 	}()
-	srv, err := server.New(server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults(), Ready: b.ready()})
+	sc := server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults(), NamedTokens: f.named, Ready: b.ready()}
+	if threads == nil {
+		// turn/undo: the runtime's undo, whose journal is this machine's
+		// store, where the threads are unless they are in PostgreSQL.
+		sc.Undo = server.UndoFunc(func(ctx context.Context, thread, turn string, force bool) (*undo.Result, error) {
+			return agent.Undo(ctx, st, thread, agent.UndoOptions{Turn: turn, Force: force, Sandbox: sandboxOptions(cfg)})
+		})
+	}
+	srv, err := server.New(sc)
 	if err != nil {
 		return usageError(err)
 	}
@@ -382,4 +410,19 @@ func (b *serveBackend) setup(ctx context.Context, th session.Thread) (loop.Optio
 // is closed).
 func (b *serveBackend) close() {
 	b.agent().Close()
+}
+
+// readTokenFile reads rein serve's --token-file (server.ReadNamedTokens);
+// its errors name the file and lines, never a token.
+func readTokenFile(path, admin string) ([]server.NamedToken, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	defer fh.Close()
+	named, err := server.ReadNamedTokens(fh, admin)
+	if err != nil {
+		return nil, fmt.Errorf("--token-file %s: %w", path, err)
+	}
+	return named, nil
 }

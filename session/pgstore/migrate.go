@@ -104,11 +104,18 @@ CREATE INDEX threads_parent ON threads (parent_thread) WHERE parent_thread <> ''
 	`
 ALTER TABLE turns ADD COLUMN output text NOT NULL DEFAULT ''; -- the JSON object, '' for a text answer
 `,
+	// 5: the named token (rein serve --token-file) that created each
+	// thread; '' for none. A connection with a named token sees only its
+	// own threads.
+	`
+ALTER TABLE threads ADD COLUMN owner text NOT NULL DEFAULT '';
+CREATE INDEX threads_owner ON threads (owner, updated, id);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.

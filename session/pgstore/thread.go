@@ -98,23 +98,23 @@ func (s *Store) SaveThread(ctx context.Context, th session.Thread) error {
 		created = th.Created.UnixNano()
 	}
 	_, err = s.pool.Exec(ctx, `
-INSERT INTO threads (id, created, updated, title, settings, parent_thread, parent_turn, parent_call) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO threads (id, created, updated, title, settings, parent_thread, parent_turn, parent_call, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, settings = excluded.settings,
 	title = CASE WHEN excluded.title = '' THEN threads.title ELSE excluded.title END`,
-		th.ID, created, now, shortTitle(th.Title), settings, th.Parent.ThreadID, th.Parent.TurnID, th.Parent.CallID)
+		th.ID, created, now, shortTitle(th.Title), settings, th.Parent.ThreadID, th.Parent.TurnID, th.Parent.CallID, th.Owner)
 	if err != nil {
 		return fmt.Errorf("pgstore: save thread %s: %w", th.ID, err)
 	}
 	return nil
 }
 
-const threadColumns = `id, created, updated, title, settings, nturns, parent_thread, parent_turn, parent_call`
+const threadColumns = `id, created, updated, title, settings, nturns, parent_thread, parent_turn, parent_call, owner`
 
 func scanThread(row pgx.Row) (session.Thread, error) {
 	var th session.Thread
 	var created, updated int64
 	var settings []byte
-	if err := row.Scan(&th.ID, &created, &updated, &th.Title, &settings, &th.Turns, &th.Parent.ThreadID, &th.Parent.TurnID, &th.Parent.CallID); err != nil {
+	if err := row.Scan(&th.ID, &created, &updated, &th.Title, &settings, &th.Turns, &th.Parent.ThreadID, &th.Parent.TurnID, &th.Parent.CallID, &th.Owner); err != nil {
 		return session.Thread{}, err
 	}
 	th.Created, th.Updated = time.Unix(0, created), time.Unix(0, updated)
@@ -130,13 +130,13 @@ func scanThread(row pgx.Row) (session.Thread, error) {
 // recently updated first, a page of limit (all when limit <= 0) after
 // cursor.
 func (s *Store) ListThreads(ctx context.Context, limit int, cursor string) ([]session.Thread, string, error) {
-	return s.list(ctx, false, limit, cursor)
+	return s.FindThreads(ctx, record.ThreadQuery{Limit: limit, Cursor: cursor})
 }
 
 // ListAllThreads implements session.ThreadTree: ListThreads with
 // sub-agents' threads too.
 func (s *Store) ListAllThreads(ctx context.Context, limit int, cursor string) ([]session.Thread, string, error) {
-	return s.list(ctx, true, limit, cursor)
+	return s.FindThreads(ctx, record.ThreadQuery{Limit: limit, Cursor: cursor, Children: true})
 }
 
 // ListChildren implements session.ThreadTree.
@@ -160,22 +160,40 @@ func (s *Store) ListChildren(ctx context.Context, id string) ([]session.Thread, 
 	return out, nil
 }
 
-func (s *Store) list(ctx context.Context, all bool, limit int, cursor string) ([]session.Thread, string, error) {
-	q := `SELECT ` + threadColumns + ` FROM threads WHERE true`
-	var args []any
-	if !all {
-		q += ` AND parent_thread = ''`
+// FindThreads implements session.ThreadFinder: the threads q selects, most
+// recently updated first; the search is ILIKE's (case-insensitive).
+func (s *Store) FindThreads(ctx context.Context, tq record.ThreadQuery) ([]session.Thread, string, error) {
+	if len(tq.Search) > record.MaxThreadSearch {
+		return nil, "", fmt.Errorf("pgstore: a thread search of %d bytes is too long; give at most %d", len(tq.Search), record.MaxThreadSearch)
 	}
-	if cursor != "" {
-		u, id, ok := strings.Cut(cursor, "/")
+	var where []string
+	var args []any
+	if !tq.Children {
+		where = append(where, `parent_thread = ''`)
+	}
+	if tq.Cursor != "" {
+		u, id, ok := strings.Cut(tq.Cursor, "/")
 		n, err := strconv.ParseInt(u, 10, 64)
 		if !ok || err != nil {
-			return nil, "", fmt.Errorf("pgstore: bad cursor %q: pass the next cursor of the previous page", cursor)
+			return nil, "", fmt.Errorf("pgstore: bad cursor %q: pass the next cursor of the previous page", tq.Cursor)
 		}
-		q += ` AND (updated, id) < ($1, $2)`
+		where = append(where, fmt.Sprintf(`(updated, id) < ($%d, $%d)`, len(args)+1, len(args)+2))
 		args = append(args, n, id)
 	}
+	if tq.Owned {
+		where = append(where, fmt.Sprintf(`owner = $%d`, len(args)+1))
+		args = append(args, tq.Owner)
+	}
+	if tq.Search != "" {
+		where = append(where, fmt.Sprintf(`title ILIKE $%d ESCAPE '\'`, len(args)+1))
+		args = append(args, record.LikePattern(tq.Search))
+	}
+	q := `SELECT ` + threadColumns + ` FROM threads`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
 	q += ` ORDER BY updated DESC, id DESC`
+	limit := tq.Limit
 	if limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, limit+1)
 	}
@@ -369,3 +387,5 @@ func queryItems(ctx context.Context, q pgx.Tx, where string, args ...any) ([]llm
 	}
 	return slices.Clip(out), nil
 }
+
+var _ session.ThreadFinder = (*Store)(nil)

@@ -45,6 +45,7 @@ func Run(t *testing.T, h Harness) {
 		{"ThreadsRoundTrip", testThreadsRoundTrip},
 		{"MissingThread", testMissingThread},
 		{"ListThreadsPages", testListThreadsPages},
+		{"FindThreadsByOwnerAndTitle", testFindThreads},
 		{"ItemsAppendInOrder", testItemsAppendInOrder},
 		{"PlaceholderReplacedInPlace", testPlaceholderReplacedInPlace},
 		{"NonPlaceholderNotReplaced", testNonPlaceholderNotReplaced},

@@ -105,6 +105,8 @@ const S = {
   defaults: {}, // the server's settings of threads that name none (initialize)
   threads: [],
   cursor: "",
+  found: null, // the server's answer to the search, while there is one
+  attach: [], // text files to send with the next message: {name, text}
   cur: null, // the open thread: see openThread
   buffered: null, // notifications that came while the open thread was read
 };
@@ -179,6 +181,31 @@ async function loadThreads(fresh) {
   drawThreads();
 }
 
+// The search asks the server (thread/list's query: titles of every
+// thread, not only those loaded), a moment after the last key; older
+// answers are dropped. The loaded threads are also filtered here, by id,
+// workspace and model as well.
+let searchTimer = 0;
+let searchSeq = 0;
+function searchThreads() {
+  clearTimeout(searchTimer);
+  const q = $("search").value.trim().slice(0, 320);
+  if (!q) {
+    S.found = null;
+    drawThreads();
+    return;
+  }
+  drawThreads();
+  searchTimer = setTimeout(async () => {
+    const n = ++searchSeq;
+    let r;
+    try { r = await rpc("thread/list", { limit: 100, query: q }); } catch { return; }
+    if (n !== searchSeq || $("search").value.trim().slice(0, 320) !== q) return;
+    S.found = r.threads;
+    drawThreads();
+  }, 200);
+}
+
 function age(iso) {
   const s = (Date.now() - new Date(iso).getTime()) / 1000;
   if (!(s >= 0)) return "";
@@ -196,20 +223,25 @@ function drawThreads() {
   const q = $("search").value.trim().toLowerCase();
   const ul = $("threads");
   ul.replaceChildren();
+  // While searching: what the server found, then the loaded threads that
+  // match here and it did not list.
+  let list = S.threads;
+  const found = q && S.found ? new Set(S.found.map((t) => t.id)) : null;
+  if (found) list = [...S.found, ...S.threads.filter((t) => !found.has(t.id))];
   // This workspace's threads first (the server's default workspace), each
   // group most recently updated first as listed.
   const here = S.defaults.workspace;
-  const order = here ? [...S.threads.filter((t) => !t.workspace || t.workspace === here), ...S.threads.filter((t) => t.workspace && t.workspace !== here)] : S.threads;
+  const order = here ? [...list.filter((t) => !t.workspace || t.workspace === here), ...list.filter((t) => t.workspace && t.workspace !== here)] : list;
   for (const t of order) {
     const hay = `${t.title || ""} ${t.id} ${t.workspace || ""} ${t.model || ""}`.toLowerCase();
-    if (q && !hay.includes(q)) continue;
+    if (q && !(found && found.has(t.id)) && !hay.includes(q)) continue;
     const li = h("li");
     const b = h("button");
     b.type = "button";
     b.dataset.thread = t.id;
     if (S.cur && S.cur.id === t.id) b.setAttribute("aria-current", "true");
     b.appendChild(h("span", "t-title", t.title || "(no message yet)"));
-    const meta = [age(t.updatedAt), t.turnCount ? `${t.turnCount} turn${t.turnCount > 1 ? "s" : ""}` : "", base(t.workspace), t.model || ""].filter(Boolean).join(" · ");
+    const meta = [age(t.updatedAt), t.turnCount ? `${t.turnCount} turn${t.turnCount > 1 ? "s" : ""}` : "", base(t.workspace), t.model || "", t.owner ? `by ${t.owner}` : ""].filter(Boolean).join(" · ");
     b.appendChild(h("span", "t-meta", meta));
     b.title = t.title || t.id;
     b.addEventListener("click", () => { openThread(t.id); closeSide(); });
@@ -292,6 +324,9 @@ function applyRead(v, r) {
   for (const t of r.turns) { ensureTurnEl(v, t.id, frag); drawFoot(v, t.id); }
   log.appendChild(frag);
   for (const t of r.turns) if (t.pause && t.id === v.active) showPause(v, t.id, t.pause);
+  // The latest request's context budget, as the server last saw it: the
+  // meter is filled before the next request.
+  if (r.context) v.context = r.context;
   drawUsage();
   scrollDown(true);
 }
@@ -367,6 +402,44 @@ function drawFoot(v, turnId) {
   b.type = "button";
   b.addEventListener("click", () => openTrace(v.id, turnId));
   f.appendChild(b);
+  // Undo, where the turn wrote files through the file tools (turn/undo:
+  // the runtime's undo, as rein undo).
+  if (t.status !== "paused" && [...t.el.querySelectorAll(".tool")].some((c) => c._name === "write_file" || c._name === "edit_file")) {
+    const u = h("button", "undo-btn", t.undone ? "Undone" : "Undo files");
+    u.type = "button";
+    u.disabled = !!t.undone;
+    u.title = "Put back the files this turn wrote";
+    u.addEventListener("click", () => undoTurn(v, turnId, false));
+    f.appendChild(u);
+  }
+}
+
+// undoTurn asks the server to undo a turn's file changes. Files changed
+// since are never overwritten silently: the server refuses, naming them,
+// and the user may then undo anyway.
+async function undoTurn(v, turnId, force) {
+  let r;
+  try {
+    r = await client.call("turn/undo", { threadId: v.id, turnId, force });
+  } catch (e) {
+    if (e.code === -32020 && !force) {
+      const ul = $("undo-files");
+      ul.replaceChildren(...((e.data && e.data.conflicts) || []).map((c) => h("li", null, `${c.path}: ${c.why}`)));
+      const d = $("undo-dialog");
+      d.returnValue = "";
+      d.onclose = () => { if (d.returnValue === "force") undoTurn(v, turnId, true); };
+      d.showModal();
+      return;
+    }
+    toast(`Undo: ${e.message}`);
+    return;
+  }
+  const t = v.turns.get(turnId);
+  if (t) {
+    t.undone = true;
+    drawFoot(v, turnId);
+  }
+  toast(r.summary);
 }
 
 // ------------------------------------------------------------------ items
@@ -388,10 +461,16 @@ function userItem(v, t, it) {
     el = h("div", "item note", it.text || "");
   } else {
     el = h("div", `item user${it.origin === "steer" ? " steer" : ""}`);
-    el.appendChild(h("div", "bubble", it.text || ""));
+    const parts = splitAttachments(it.text || "");
+    el.appendChild(h("div", "bubble", parts.text));
+    for (const a of parts.files) {
+      const d = el.appendChild(h("details", "attachment"));
+      d.appendChild(h("summary", null, `${a.name} · ${a.size} bytes`));
+      d.appendChild(h("pre", null, a.body));
+    }
     if (!it.origin && v.thread && !v.thread.title && it.text) {
       // A store that keeps no title: the first message is the title.
-      v.thread.title = it.text.replace(/\s+/g, " ").slice(0, 80);
+      v.thread.title = (parts.text || it.text).replace(/\s+/g, " ").slice(0, 80);
       upsertThread({ id: v.id, title: v.thread.title });
       drawHeader();
     }
@@ -474,26 +553,36 @@ function paint(el) {
   if (el._think) thinkingOf(el).body.textContent = el._think;
 }
 
-// schedule paints an agent message at the next frame: deltas come faster
-// than frames, and a frame renders only the blocks that changed.
-// A paint that took d ms is followed by at least 3d ms without one, so a
-// long answer rendered again and again never takes the main thread.
+// schedule paints an agent message at a coming frame: deltas come faster
+// than frames, and a frame renders only the blocks that changed (md.js).
+// Streaming paints come at most every minGap ms (a frame of layout and
+// paint each, however small the change), and a paint that took d ms is
+// followed by at least 3d ms without one, so a long answer rendered again
+// and again never takes the main thread. The scroll to the end happens at
+// the start of the next paint, before any change, when the layout the
+// browser made for the last one is still valid: reading it then costs no
+// layout of its own.
+const minGap = 50;
 let dirty = new Set();
 let frame = 0;
 let nextPaint = 0;
+let scrollDue = false;
 function schedule(el) {
   dirty.add(el);
   if (frame) return;
   const wait = Math.max(0, nextPaint - performance.now());
   const go = () => {
     frame = 0;
+    if (scrollDue) { scrollDown(); scrollDue = false; }
     const t0 = performance.now();
     const d = dirty;
     dirty = new Set();
     for (const e of d) paint(e);
-    scrollDown();
     const t1 = performance.now();
-    nextPaint = t1 + 3 * (t1 - t0);
+    nextPaint = t1 + Math.max(minGap, 3 * (t1 - t0));
+    scrollDue = true;
+    // The last paint's scroll, once it is laid out, when nothing follows.
+    requestAnimationFrame(() => { if (scrollDue && !frame) { scrollDown(); scrollDue = false; } });
   };
   frame = wait > 0 ? setTimeout(() => requestAnimationFrame(go), wait) : requestAnimationFrame(go);
 }
@@ -850,13 +939,60 @@ function setComposer() {
   $("input").placeholder = running ? "Steer the running turn, or queue the next (Alt+Enter)" : "Message rein";
 }
 
+// Attached files. The server puts each into the message, headed by its
+// name, in a fence longer than any backtick run in it (server/attach.go);
+// splitAttachments takes them out again to show them folded.
+const ATTACH_MAX = 10;
+const ATTACH_SIZE = 256 << 10;
+const attachRE = /\n\nAttached file ("(?:[^"\\]|\\.)*") \((\d+) bytes\):\n(`{3,})\n([\s\S]*?)\n\3\n/g;
+
+function splitAttachments(text) {
+  const files = [];
+  const rest = text.replace(attachRE, (m, name, size, _fence, body) => {
+    let n = name;
+    try { n = JSON.parse(name); } catch { /* shown as sent */ }
+    files.push({ name: n, size: Number(size), body });
+    return "";
+  });
+  return { text: files.length ? rest.trim() : text, files };
+}
+
+async function addFiles(files) {
+  for (const f of files) {
+    if (S.attach.length >= ATTACH_MAX) { toast(`attach at most ${ATTACH_MAX} files`); break; }
+    if (f.size > ATTACH_SIZE) { toast(`${f.name} is over ${ATTACH_SIZE >> 10} KiB; attach smaller text files`); continue; }
+    let text;
+    try { text = new TextDecoder("utf-8", { fatal: true }).decode(await f.arrayBuffer()); } catch { text = null; }
+    if (text == null || text.includes("\u0000")) { toast(`${f.name} is not a text file`); continue; }
+    S.attach.push({ name: f.name, text });
+  }
+  drawAttachments();
+}
+
+function drawAttachments() {
+  const ul = $("attachments");
+  ul.replaceChildren(...S.attach.map((a, i) => {
+    const li = h("li", "chip");
+    li.appendChild(h("span", null, `${a.name} · ${a.text.length < 1024 ? a.text.length + " B" : Math.ceil(a.text.length / 1024) + " KiB"}`));
+    const x = li.appendChild(h("button", null, "×"));
+    x.type = "button";
+    x.setAttribute("aria-label", `Remove ${a.name}`);
+    x.addEventListener("click", () => { S.attach.splice(i, 1); drawAttachments(); });
+    return li;
+  }));
+  ul.hidden = !S.attach.length;
+}
+
 async function submit(queue) {
   const v = S.cur;
   const inp = $("input");
   const text = inp.value;
-  if (!v || !text.trim()) return;
-  const input = [{ type: "text", text }];
+  if (!v || (!text.trim() && !S.attach.length)) return;
+  const files = S.attach;
+  const input = [...(text.trim() ? [{ type: "text", text }] : []), ...files.map((a) => ({ type: "file", name: a.name, text: a.text }))];
   inp.value = "";
+  S.attach = [];
+  drawAttachments();
   try {
     if (v.active && !queue) {
       try {
@@ -871,6 +1007,8 @@ async function submit(queue) {
     if (r.turn.status === "queued") { const t = ensureTurnEl(v, r.turn.id); t.status = "queued"; drawFoot(v, r.turn.id); }
   } catch (e) {
     inp.value = text;
+    S.attach = files;
+    drawAttachments();
     toast(e.message);
   }
 }
@@ -919,7 +1057,7 @@ function init() {
     const open = $("side").classList.toggle("open");
     $("menu").setAttribute("aria-expanded", String(open));
   });
-  $("search").addEventListener("input", drawThreads);
+  $("search").addEventListener("input", searchThreads);
   $("more-threads").addEventListener("click", () => loadThreads(false));
   $("log").addEventListener("scroll", () => {
     const l = $("log");
@@ -927,6 +1065,14 @@ function init() {
   });
   $("composer").addEventListener("submit", (e) => { e.preventDefault(); submit(false); });
   $("queue").addEventListener("click", () => submit(true));
+  $("attach").addEventListener("click", () => $("attach-input").click());
+  $("attach-input").addEventListener("change", async (e) => { await addFiles([...e.target.files]); e.target.value = ""; });
+  $("composer").addEventListener("dragover", (e) => { if (e.dataTransfer && [...e.dataTransfer.types].includes("Files")) e.preventDefault(); });
+  $("composer").addEventListener("drop", (e) => {
+    if (!e.dataTransfer || !e.dataTransfer.files.length) return;
+    e.preventDefault();
+    addFiles([...e.dataTransfer.files]);
+  });
   $("stop").addEventListener("click", interrupt);
   $("input").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {

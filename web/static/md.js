@@ -4,44 +4,62 @@
 // (with a light highlighter), lists, quotes, rules, tables, and inline code,
 // bold, italic, strikethrough and links (http, https and mailto only).
 
-// blocks splits text into block sources: fenced code is one block, other
-// blocks end at a blank line. Streaming re-renders only the blocks that
-// changed (render below).
-export function blocks(text) {
-  const out = [];
-  const lines = text.split("\n");
+// spans splits text from offset from into block sources with their start
+// offsets: fenced code is one block, other blocks end at a blank line.
+function spans(text, from) {
+  const starts = [];
+  const srcs = [];
+  let pos = from;
   let cur = [];
+  let at = 0;
   let fence = null;
-  const flush = () => { if (cur.length) { out.push(cur.join("\n")); cur = []; } };
-  for (const line of lines) {
+  const flush = () => { if (cur.length) { starts.push(at); srcs.push(cur.join("\n")); cur = []; } };
+  for (const line of text.slice(from).split("\n")) {
+    const lineAt = pos;
+    pos += line.length + 1;
     if (fence) {
       cur.push(line);
       if (line.trimStart().startsWith(fence)) { flush(); fence = null; }
       continue;
     }
     const m = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
-    if (m) { flush(); fence = m[1]; cur.push(line); continue; }
+    if (m) { flush(); fence = m[1]; at = lineAt; cur.push(line); continue; }
     if (line.trim() === "") { flush(); continue; }
+    if (!cur.length) at = lineAt;
     cur.push(line);
   }
   flush();
-  return out;
+  return { starts, srcs };
+}
+
+// blocks splits text into block sources: fenced code is one block, other
+// blocks end at a blank line. Streaming re-renders only the blocks that
+// changed (render below).
+export function blocks(text) {
+  return spans(text, 0).srcs;
 }
 
 // render renders text into el, reusing the nodes of blocks that did not
-// change since the last call with the same el (a streamed answer grows at
-// its end: only its last block is rebuilt).
+// change since the last call with the same el. A streamed answer grows at
+// its end: when text extends the last one rendered, only its last block
+// onwards is split again and rebuilt, so a long answer costs the same per
+// frame at its end as at its start.
 export function render(el, text) {
-  const src = blocks(text);
-  const prev = el._mdBlocks || [];
-  let i = 0;
-  while (i < src.length && i < prev.length && src[i] === prev[i]) i++;
-  const nodes = Array.from(el.childNodes);
-  for (let j = nodes.length - 1; j >= i; j--) nodes[j].remove();
+  const prev = el._md;
+  let base = 0;
+  if (prev && prev.srcs.length && text.startsWith(prev.text)) base = prev.srcs.length - 1;
+  const sp = spans(text, base ? prev.starts[base] : 0);
+  const old = prev ? prev.srcs : [];
+  const srcs = old.slice(0, base).concat(sp.srcs);
+  const starts = (prev ? prev.starts.slice(0, base) : []).concat(sp.starts);
+  let i = base;
+  while (i < srcs.length && i < old.length && srcs[i] === old[i]) i++;
+  const nodes = el.childNodes;
+  while (nodes.length > i) el.lastChild.remove();
   const frag = document.createDocumentFragment();
-  for (let j = i; j < src.length; j++) frag.appendChild(block(src[j]));
+  for (let j = i; j < srcs.length; j++) frag.appendChild(block(srcs[j]));
   el.appendChild(frag);
-  el._mdBlocks = src;
+  el._md = { text, srcs, starts };
 }
 
 function h(tag, cls, text) {
