@@ -215,14 +215,29 @@ func (s *Scheduler) stampTurn(threadID, turnID string, e event.Event) event.Even
 
 // fencedJournal is a run's journal: a write the store refuses because
 // another node owns the turn now (ErrLeaseLost) makes the run the turn's
-// no more (turnRun.gone).
+// no more (turnRun.gone). It is the store to the run's tools too: a
+// sub-agent (agent/task) keeps its thread and turn through SaveThread and
+// SaveTurn of the journal it is given.
 type fencedJournal struct {
 	t    *turnRun
-	next loop.Journal
+	next Store
 }
 
 func (j fencedJournal) Record(ctx context.Context, threadID string, it llm.Item) error {
-	err := j.next.Record(ctx, threadID, it)
+	return j.fenced(j.next.Record(ctx, threadID, it))
+}
+
+// SaveThread saves a thread the run made (a sub-agent's).
+func (j fencedJournal) SaveThread(ctx context.Context, th Thread) error {
+	return j.fenced(j.next.SaveThread(ctx, th))
+}
+
+// SaveTurn saves a turn the run made (a sub-agent's).
+func (j fencedJournal) SaveTurn(ctx context.Context, t Turn) error {
+	return j.fenced(j.next.SaveTurn(ctx, t))
+}
+
+func (j fencedJournal) fenced(err error) error {
 	if err != nil && errors.Is(err, ErrLeaseLost) {
 		j.t.gone.Store(true)
 	}
