@@ -140,6 +140,9 @@ func (s *Scheduler) Steer(ctx context.Context, threadID, expectedTurnID string, 
 	if err != nil {
 		return "", err
 	}
+	if err := notChild(th); err != nil {
+		return "", err
+	}
 	if sh := s.shared(); sh != nil && !runsHere(th) {
 		return s.steerElsewhere(ctx, sh, threadID, expectedTurnID, input)
 	}
@@ -177,6 +180,9 @@ func (s *Scheduler) Steer(ctx context.Context, threadID, expectedTurnID string, 
 func (s *Scheduler) Interrupt(ctx context.Context, threadID, turnID string) error {
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
+		return err
+	}
+	if err := notChild(th); err != nil {
 		return err
 	}
 	if sh := s.shared(); sh != nil && !runsHere(th) {
