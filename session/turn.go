@@ -160,6 +160,9 @@ func (s *Scheduler) Steer(ctx context.Context, threadID, expectedTurnID string, 
 		// turn once the pause is resolved.
 		return "", fmt.Errorf("%w (turn %s)", ErrTurnPaused, t.rec.ID)
 	}
+	if n := t.inbox.len(); n >= MaxPendingSteers {
+		return "", fmt.Errorf("turn %s holds %d steered inputs it has not read yet: %w", t.rec.ID, n, ErrTooManySteers)
+	}
 	input.ID = loop.NewID("steer")
 	input.TurnID = t.rec.ID
 	if input.Origin == llm.OriginInput {
