@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -96,5 +97,39 @@ func TestJSONDepthSkipsStrings(t *testing.T) {
 		if got := jsonDepth([]byte(raw)); got != want {
 			t.Errorf("jsonDepth(%s) = %d, want %d", raw, got, want)
 		}
+	}
+}
+
+// TestLongPatternsAreBounded: matching costs the pattern's program times
+// the text. A 54 KB pattern (18,008 instructions) took 4.5 s to match 10
+// KB; it is refused at compile. A pattern within the bound (2,000
+// instructions, all live at every character) matched against a megabyte
+// took minutes; that value is refused before the match, while a short
+// pattern still checks the same megabyte.
+func TestLongPatternsAreBounded(t *testing.T) {
+	schema := func(pattern string) []byte {
+		b, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string", "pattern": pattern}}})
+		return b
+	}
+	if _, err := NewValidator(Spec{Name: "x", Schema: schema("^(" + strings.Repeat("[a-z]?", 3000) + ")*$")}); err == nil || !strings.Contains(err.Error(), "instructions") {
+		t.Errorf("a pattern of 18,008 instructions: %v, want refused", err)
+	}
+	long, err := NewValidator(Spec{Name: "x", Schema: schema(`^((?:[a-z]?){1000})*$`)})
+	if err != nil {
+		t.Fatalf("a pattern of the longest repetition: %v", err)
+	}
+	short, err := NewValidator(Spec{Name: "x", Schema: schema(`^[a-z]+$`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mega, _ := json.Marshal(map[string]any{"x": strings.Repeat("ab", 1<<19) + "!"})
+	checkWithin(t, 10*time.Second, func() {
+		if _, err := long.Check(mega); err == nil || !strings.Contains(err.Error(), "schema checks") {
+			t.Errorf("a megabyte against the long pattern: %v, want refused as too many checks", err)
+		}
+	})
+	okVal, _ := json.Marshal(map[string]any{"x": strings.Repeat("ab", 1<<19)})
+	if _, err := short.Check(okVal); err != nil {
+		t.Errorf("a megabyte against a short pattern: %v", err)
 	}
 }

@@ -42,6 +42,8 @@ type Validator struct {
 	// simple: a check first counts what the library would do with it
 	// (schemacost.go).
 	tree any
+	// insts is the program size of each of its patterns.
+	insts map[string]int
 	// closed remembers, per object schema walked, whether it allows no
 	// other fields: working it out (isFalse, a reflective look at the
 	// whole additionalProperties schema) cost more than the rest of the
@@ -140,7 +142,11 @@ func NewValidator(s Spec) (v *Validator, err error) {
 	if err := json.Unmarshal(canon, &tree); err != nil {
 		return nil, fmt.Errorf("tool %s: input schema: %w", s.Name, err)
 	}
-	if err := newCostCounter(tree).inPlace("", tree); err != nil {
+	insts := map[string]int{}
+	if err := checkPatterns(tree, "", insts); err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", s.Name, err)
+	}
+	if err := newCostCounter(tree, insts).inPlace("", tree); err != nil {
 		return nil, fmt.Errorf("tool %s: input schema: %w", s.Name, err)
 	}
 	// Providers accept schemas that name any draft; refusing every call of
@@ -167,7 +173,7 @@ func NewValidator(s Spec) (v *Validator, err error) {
 	v.fields = v.describeFields()
 	v.simple = simpleSchema(tree, tree, true)
 	if !v.simple {
-		v.tree = tree
+		v.tree, v.insts = tree, insts
 	}
 	_, emptyErr := v.Check([]byte("{}"))
 	v.emptyOK = emptyErr == nil
@@ -209,9 +215,9 @@ func (v *Validator) Check(args []byte) (obj map[string]any, err error) {
 			obj, err = nil, v.fail(Problem{Kind: ProblemInvalid, Message: fmt.Sprintf("the arguments could not be checked: %v", p)})
 		}
 	}()
-	if n := newCostCounter(v.tree).count("", v.tree, obj); n > maxApplications {
+	if n := newCostCounter(v.tree, v.insts).count("", v.tree, obj); n > maxApplications {
 		return nil, v.fail(Problem{Kind: ProblemInvalid, Message: fmt.Sprintf(
-			"the arguments would take more than %d schema checks (the schema applies its definitions many times over at every level); send a smaller value", maxApplications)})
+			"the arguments would take more than %d schema checks (definitions applied many times over, or long text matched against long patterns); send a smaller value", maxApplications)})
 	}
 	verr := v.resolved.Validate(obj)
 	if verr == nil {
