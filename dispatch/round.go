@@ -53,25 +53,6 @@ func (d *Dispatcher) redact(s string) string {
 	return d.cfg.Redact(s)
 }
 
-// redactMeta cleans a result's Meta: the store keeps it, and a UI shows
-// it (a fetched page's URL, a command's output). The mask only replaces
-// text inside strings, so the JSON stays valid; should it not, the Meta is
-// dropped rather than kept with the secret.
-func (d *Dispatcher) redactMeta(m json.RawMessage) json.RawMessage {
-	if d.cfg.Redact == nil || len(m) == 0 {
-		return m
-	}
-	s := string(m)
-	c := d.cfg.Redact(s)
-	if c == s {
-		return m
-	}
-	if !json.Valid([]byte(c)) {
-		return nil
-	}
-	return json.RawMessage(c)
-}
-
 // Round is one round's calls in progress. Add and Finish are called from
 // one goroutine, the one reading the model stream; the calls run on
 // goroutines of their own.

@@ -65,6 +65,8 @@ func toError(err error) *protocol.Error {
 		return &protocol.Error{Code: protocol.CodePauseMismatch, Message: err.Error(), Data: &protocol.ErrorData{Kind: "pauseMismatch", ExpectedTurnID: pm.WantTurn}}
 	case errors.Is(err, loop.ErrNotPaused):
 		return &protocol.Error{Code: protocol.CodeNotPaused, Message: err.Error(), Data: &protocol.ErrorData{Kind: "notPaused"}}
+	case errors.Is(err, session.ErrTooManySteers):
+		return &protocol.Error{Code: protocol.CodeOverloaded, Message: err.Error(), Data: &protocol.ErrorData{Kind: "overloaded"}}
 	case errors.Is(err, session.ErrEmptyInput), errors.Is(err, loop.ErrNoDecision), errors.Is(err, session.ErrSubagentThread):
 		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: err.Error(), Data: &protocol.ErrorData{Kind: "invalidParams"}}
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -73,6 +74,16 @@ func TestTurnStartRefusesABadOutputSchema(t *testing.T) {
 	var th protocol.ThreadResult
 	c.call(protocol.MethodThreadStart, protocol.ThreadStartParams{Model: "script:none"}, &th)
 	huge := `{"type":"object","description":"` + strings.Repeat("x", server.MaxOutputSchema) + `"}`
+	// Forty definitions, each naming the next twice in an allOf: an answer
+	// would be checked 2^40 times, and the check would never return.
+	var fan strings.Builder
+	fan.WriteString(`{"type":"object","properties":{"a":{"$ref":"#/$defs/d0"}},"$defs":{`)
+	for i := range 40 {
+		fmt.Fprintf(&fan, `"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+	}
+	fan.WriteString(`"d40":{"type":"string"}}}`)
+	// 5,000 levels in 50 KB: the schema library decodes it for seconds.
+	deep := `{"type":"object","properties":{"a":` + strings.Repeat(`{"items":`, 5000) + `{}` + strings.Repeat(`}`, 5000) + `}}`
 	for _, tc := range []struct{ name, schema, says string }{
 		{"too large", huge, "at most"},
 		{"an array root", `{"type":"array","items":{"type":"string"}}`, "root must be"},
@@ -80,6 +91,8 @@ func TestTurnStartRefusesABadOutputSchema(t *testing.T) {
 		{"a bad pattern", `{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`, "does not compile"},
 		{"a missing definition", `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`, "does not compile"},
 		{"a bad reference", `{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`, "does not compile"},
+		{"references that multiply", fan.String(), "refer to each definition once"},
+		{"nested too deep", deep, "levels deep"},
 	} {
 		e := c.callErr(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: th.Thread.ID, Input: text("x"), Output: json.RawMessage(tc.schema)})
 		if e.Code != protocol.CodeInvalidParams || !strings.Contains(e.Message, "output") || !strings.Contains(e.Message, tc.says) {

@@ -58,3 +58,13 @@ type Control interface {
 // ErrTurnNotRunning is matched by a store's error for input steered into a
 // turn that is not running (anywhere).
 var ErrTurnNotRunning = errors.New("session: the turn is not running")
+
+// MaxPendingSteers bounds the steered input a turn holds unread, on every
+// store: a client steering faster than the turn's rounds read would grow
+// the turn's next request (and its cost) without limit.
+const MaxPendingSteers = 256
+
+// ErrTooManySteers is matched by the error for input steered into a turn
+// that has not read MaxPendingSteers earlier ones yet (its round runs
+// long): wait for the turn to read them, or interrupt it.
+var ErrTooManySteers = errors.New("session: too many steered inputs waiting; wait for the turn to read them")

@@ -38,6 +38,13 @@ func (b *inbox) put(it llm.Item) bool {
 	return true
 }
 
+// len returns how many items wait to be read.
+func (b *inbox) len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.items)
+}
+
 // setFetch sets how the inbox reads what other nodes left for the turn.
 func (b *inbox) setFetch(f func() []llm.Item) {
 	b.mu.Lock()

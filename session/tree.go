@@ -6,8 +6,8 @@ import (
 	"fmt"
 )
 
-// ErrSubagentThread is wrapped by the error for starting a turn on, or
-// answering, a sub-agent's thread: its turn is its parent's task call's,
+// ErrSubagentThread is wrapped by the error for starting, steering,
+// interrupting or answering a turn of a sub-agent's thread: its turn is its parent's task call's,
 // and only the parent thread's turns start and answer it.
 var ErrSubagentThread = errors.New("session: the thread is a sub-agent's; its parent thread's turns run it")
 
@@ -17,6 +17,16 @@ func checkNotChild(th *thread) error {
 		return fmt.Errorf("%w (thread %s was run by call %s of thread %s; continue or answer that thread)", ErrSubagentThread, th.info.ID, l.CallID, l.ThreadID)
 	}
 	return nil
+}
+
+// notChild refuses a sub-agent's thread, taking th.mu: steering or
+// interrupting its turn would change, behind the parent's task call, a run
+// that only the parent's turn controls (an interrupted child's thread said
+// interrupted while the parent still waited on its pause).
+func notChild(th *thread) error {
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	return checkNotChild(th)
 }
 
 // ListAllThreads lists the store's threads, sub-agents' threads included

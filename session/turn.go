@@ -143,6 +143,9 @@ func (s *Scheduler) Steer(ctx context.Context, threadID, expectedTurnID string, 
 	if err != nil {
 		return "", err
 	}
+	if err := notChild(th); err != nil {
+		return "", err
+	}
 	if sh := s.shared(); sh != nil && !runsHere(th) {
 		return s.steerElsewhere(ctx, sh, threadID, expectedTurnID, input)
 	}
@@ -159,6 +162,9 @@ func (s *Scheduler) Steer(ctx context.Context, threadID, expectedTurnID string, 
 		// Input for a turn that waits on the user is its answer, or a new
 		// turn once the pause is resolved.
 		return "", fmt.Errorf("%w (turn %s)", ErrTurnPaused, t.rec.ID)
+	}
+	if n := t.inbox.len(); n >= MaxPendingSteers {
+		return "", fmt.Errorf("turn %s holds %d steered inputs it has not read yet: %w", t.rec.ID, n, ErrTooManySteers)
 	}
 	input.ID = loop.NewID("steer")
 	input.TurnID = t.rec.ID
@@ -180,6 +186,9 @@ func (s *Scheduler) Steer(ctx context.Context, threadID, expectedTurnID string, 
 func (s *Scheduler) Interrupt(ctx context.Context, threadID, turnID string) error {
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
+		return err
+	}
+	if err := notChild(th); err != nil {
 		return err
 	}
 	if sh := s.shared(); sh != nil && !runsHere(th) {

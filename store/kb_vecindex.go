@@ -34,11 +34,36 @@ type vecIndex struct {
 	vecs  []float32
 }
 
-// vecCache holds the indexes of a store's bases.
+// vecCache holds the indexes of a store's bases. One index is loaded at a
+// time: searches arriving together on a base that changed (the turns of a
+// fleet seeding from it) would each read and hold the whole base, up to the
+// bound each, before any was kept; serialised, the later ones find the
+// first one's index.
 type vecCache struct {
 	mu     sync.Mutex
 	bases  map[string]*vecIndex
 	floats int
+	// loading holds the one load in progress (a semaphore made on first
+	// use); loads counts the loads from SQLite, for tests.
+	loading chan struct{}
+	loads   int
+}
+
+// lock waits for the load in progress, if any, and returns the function
+// that ends this one; an error when ctx ends first.
+func (c *vecCache) lock(ctx context.Context) (unlock func(), err error) {
+	c.mu.Lock()
+	if c.loading == nil {
+		c.loading = make(chan struct{}, 1)
+	}
+	sem := c.loading
+	c.mu.Unlock()
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("store: vectors: %w", ctx.Err())
+	}
 }
 
 // get returns the base's index at stamp, or nil.
@@ -106,6 +131,18 @@ func (s *Store) vectorIndex(ctx context.Context, name string, stamp int64) (*vec
 	if x := s.vecs.get(name, stamp); x != nil {
 		return x, nil
 	}
+	unlock, err := s.vecs.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	// Loaded while this search waited.
+	if x := s.vecs.get(name, stamp); x != nil {
+		return x, nil
+	}
+	s.vecs.mu.Lock()
+	s.vecs.loads++
+	s.vecs.mu.Unlock()
 	var dims, n int
 	if err := s.db.QueryRowContext(ctx, `SELECT coalesce((SELECT dims FROM kb_embed WHERE kb = ?), 0)`, name).Scan(&dims); err != nil {
 		return nil, fmt.Errorf("store: search %s: %w", name, err)

@@ -180,3 +180,34 @@ func TestTopKKeepsTheBest(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchesArrivingTogetherLoadTheVectorsOnce: eight searches of a base
+// whose vectors are not in memory each read and decoded the whole base
+// (each up to the cache's bound of memory) before the first was kept.
+func TestSearchesArrivingTogetherLoadTheVectorsOnce(t *testing.T) {
+	s := openTemp(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	embedBase(t, s, "kb", 2000, 64, r)
+	q := randVec(r, 64)
+	start := make(chan struct{})
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			<-start
+			_, err := s.SearchKBVectors(context.Background(), "kb", q, 5)
+			errs <- err
+		}()
+	}
+	close(start)
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.vecs.mu.Lock()
+	loads := s.vecs.loads
+	s.vecs.mu.Unlock()
+	if loads != 1 {
+		t.Errorf("the base's vectors were loaded %d times, want once", loads)
+	}
+}

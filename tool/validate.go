@@ -38,6 +38,12 @@ type Validator struct {
 	// so the walk alone judges and the library's slower, allocating
 	// validation is skipped. FuzzCheck holds the two to the same verdicts.
 	simple bool
+	// tree is the schema decoded as plain JSON, kept when it is not
+	// simple: a check first counts what the library would do with it
+	// (schemacost.go).
+	tree any
+	// insts is the program size of each of its patterns.
+	insts map[string]int
 	// closed remembers, per object schema walked, whether it allows no
 	// other fields: working it out (isFalse, a reflective look at the
 	// whole additionalProperties schema) cost more than the rest of the
@@ -116,6 +122,9 @@ func NewValidator(s Spec) (v *Validator, err error) {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = []byte(`{"type":"object"}`)
 	}
+	if d := jsonDepth(raw); d > maxSchemaDepth {
+		return nil, fmt.Errorf("tool %s: input schema: nested %d levels deep; at most %d are taken", s.Name, d, maxSchemaDepth)
+	}
 	root := new(jsonschema.Schema)
 	if err := json.Unmarshal(raw, root); err != nil {
 		return nil, fmt.Errorf("tool %s: input schema: %w", s.Name, err)
@@ -127,6 +136,17 @@ func NewValidator(s Spec) (v *Validator, err error) {
 		return nil, fmt.Errorf("tool %s: input schema: %w", s.Name, err)
 	}
 	if err := checkRefs(canon); err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", s.Name, err)
+	}
+	var tree any
+	if err := json.Unmarshal(canon, &tree); err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", s.Name, err)
+	}
+	insts := map[string]int{}
+	if err := checkPatterns(tree, "", insts); err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", s.Name, err)
+	}
+	if err := newCostCounter(tree, insts).inPlace("", tree); err != nil {
 		return nil, fmt.Errorf("tool %s: input schema: %w", s.Name, err)
 	}
 	// Providers accept schemas that name any draft; refusing every call of
@@ -151,9 +171,9 @@ func NewValidator(s Spec) (v *Validator, err error) {
 	}
 	v = &Validator{name: s.Name, root: root, resolved: res}
 	v.fields = v.describeFields()
-	var tree any
-	if json.Unmarshal(canon, &tree) == nil {
-		v.simple = simpleSchema(tree, tree, true)
+	v.simple = simpleSchema(tree, tree, true)
+	if !v.simple {
+		v.tree, v.insts = tree, insts
 	}
 	_, emptyErr := v.Check([]byte("{}"))
 	v.emptyOK = emptyErr == nil
@@ -195,6 +215,10 @@ func (v *Validator) Check(args []byte) (obj map[string]any, err error) {
 			obj, err = nil, v.fail(Problem{Kind: ProblemInvalid, Message: fmt.Sprintf("the arguments could not be checked: %v", p)})
 		}
 	}()
+	if n := newCostCounter(v.tree, v.insts).count("", v.tree, obj); n > maxApplications {
+		return nil, v.fail(Problem{Kind: ProblemInvalid, Message: fmt.Sprintf(
+			"the arguments would take more than %d schema checks (definitions applied many times over, or long text matched against long patterns); send a smaller value", maxApplications)})
+	}
 	verr := v.resolved.Validate(obj)
 	if verr == nil {
 		return obj, nil

@@ -19,7 +19,7 @@ var _ session.SharedStore = (*Store)(nil)
 
 // maxPending bounds the steered input a turn holds unread: AddSteer
 // refuses more, so one read of the turn's mailbox returns it all.
-const maxPending = 256
+const maxPending = session.MaxPendingSteers
 
 // Pending implements session.SharedStore: one read of the turn's row and
 // its undelivered steers. An interrupt applies to the lease it was asked

@@ -19,8 +19,9 @@ var ErrTurnNotRunning = session.ErrTurnNotRunning
 
 // ErrTooManySteers is matched by the error for input steered into a turn
 // that has not read maxPending earlier ones yet (its round runs long):
-// wait for the turn to read them, or interrupt it.
-var ErrTooManySteers = errors.New("pgstore: too many steered inputs waiting; wait for the turn to read them")
+// wait for the turn to read them, or interrupt it. It is session's, so
+// every door answers it alike.
+var ErrTooManySteers = session.ErrTooManySteers
 
 // AddSteer implements session.Store: the input is committed, the durable
 // acceptance, before the turn's runner (on whichever node) reads it; when
