@@ -47,6 +47,9 @@ type childTrace struct {
 
 var _ event.Handler = (*TraceKeeper)(nil)
 
+// traceRoom is the room a keeper's buffer starts with.
+const traceRoom = 8 << 10
+
 // Handle implements event.Handler.
 func (k *TraceKeeper) Handle(e event.Event) {
 	switch e.Type {
@@ -56,6 +59,10 @@ func (k *TraceKeeper) Handle(e event.Event) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.enc == nil {
+		// Room for a short turn's events at once (a tool call and the
+		// answer: ~15 events, ~6 KB), not a doubling at each.
+		k.buf.Grow(traceRoom)
+		k.ends = make([]int, 0, 32)
 		k.enc = json.NewEncoder(&k.buf)
 	}
 	// Encode writes nothing when it fails.
