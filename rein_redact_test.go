@@ -2,6 +2,7 @@ package rein_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,5 +63,55 @@ func TestAgentRedactsByDefault(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAgentRedactsAKeyExportedAfterItsFirstTurn: the redactor an agent
+// keeps between turns is rebuilt when the environment changes, so a key
+// exported (or rotated) while the agent runs is redacted from its next
+// turn on, on the same thread and on a new one.
+func TestAgentRedactsAKeyExportedAfterItsFirstTurn(t *testing.T) {
+	const (
+		first   = "Zq8Wx2Lp5Nv7Kc3Hb9Td"
+		rotated = "Mf4Rg6Yh8Uj2Ik4Ol6Pa"
+	)
+	t.Setenv("REIN_TEST_LATER_TOKEN", "")
+	script := `rounds:
+  - calls: [{id: c1, name: echo, args: {text: "before ` + first + `"}}]
+  - text: done
+  - calls: [{id: c2, name: echo, args: {text: "after ` + first + `"}}]
+  - text: done
+  - calls: [{id: c3, name: echo, args: {text: "rotated ` + rotated + `"}}]
+  - text: done
+`
+	var results []string
+	a, err := rein.New(rein.Options{
+		Model: scriptedModel(t, script), Tools: []rein.Tool{echo},
+		Events: event.HandlerFunc(func(e event.Event) {
+			if e.Type == event.Result {
+				results = append(results, e.Content)
+			}
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(context.Background())
+	ctx := context.Background()
+	th := a.NewThread()
+	if _, err := th.Run(ctx, "go"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("REIN_TEST_LATER_TOKEN", first)
+	if _, err := th.Run(ctx, "go"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("REIN_TEST_LATER_TOKEN", rotated)
+	if _, err := a.NewThread().Run(ctx, "go"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"before " + first, "after " + redact.Mask, "rotated " + redact.Mask}
+	if !slices.Equal(results, want) {
+		t.Errorf("results %q, want %q", results, want)
 	}
 }

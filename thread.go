@@ -113,15 +113,16 @@ func (t *Thread) run(ctx context.Context, output *Output, prompt string) (*Outco
 		return nil, ErrPaused
 	}
 	a.ask(t.id, output)
-	tu, err := a.sched.Start(ctx, t.id, llm.UserText(prompt))
-	if errors.Is(err, session.ErrTurnPaused) {
-		return nil, ErrPaused
-	}
-	if err != nil {
+	// RunTurn runs the turn on this goroutine when it starts at once.
+	rec, err := a.sched.RunTurn(ctx, t.id, llm.UserText(prompt))
+	if rec.ID == "" {
+		// Not started.
+		if errors.Is(err, session.ErrTurnPaused) {
+			return nil, ErrPaused
+		}
 		return nil, fmt.Errorf("rein: %w", err)
 	}
-	rec, err := a.sched.Follow(ctx, t.id, tu.ID)
-	return t.ended(ctx, tu.ID, rec, err)
+	return t.ended(ctx, rec.ID, rec, err)
 }
 
 // Answer answers the paused turn and runs it on, returning how it ended

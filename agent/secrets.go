@@ -2,6 +2,9 @@ package agent
 
 import (
 	"os"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/config"
 	"github.com/reinhq/rein/provider"
@@ -17,6 +20,11 @@ import (
 type Secrets struct {
 	keyEnvs []string
 	pairs   []string
+
+	mu sync.Mutex
+	// environ is the environment the redactors of byDir were built from.
+	environ []string
+	byDir   map[string]*redact.Redactor
 }
 
 // NewSecrets reads cfg's providers (built-in and configured, whatever
@@ -71,7 +79,44 @@ func (s *Secrets) Values(getenv func(string) string) []string {
 
 // Redactor is the redactor of a turn in the workspace dir: these secrets,
 // the secret-looking values of the environment, the known token shapes,
-// and the home directory outside the workspace.
+// and the home directory outside the workspace. Building one costs tens
+// of microseconds, so it is kept by dir and rebuilt only when the process
+// environment changed since it was built: a key exported later is
+// redacted from the next turn on, as before.
 func (s *Secrets) Redactor(dir string) func(string) string {
-	return redact.FromEnv(redact.Options{Secrets: s.Values(os.Getenv), Workspace: dir}).Redact
+	return s.redactor(dir, os.Environ()).Redact
+}
+
+// maxRedactors bounds the redactors kept (one per workspace dir, ~16 KB
+// each); past it the cache starts over.
+const maxRedactors = 64
+
+// redactor returns the redactor of dir in the environment environ, built
+// from that snapshot, so the one kept is exactly the one environ makes.
+func (s *Secrets) redactor(dir string, environ []string) *redact.Redactor {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byDir == nil || len(s.byDir) >= maxRedactors || !slices.Equal(environ, s.environ) {
+		s.environ, s.byDir = environ, make(map[string]*redact.Redactor)
+	}
+	if r, ok := s.byDir[dir]; ok {
+		return r
+	}
+	r := redact.FromEnviron(redact.Options{Secrets: s.Values(lookup(environ)), Workspace: dir}, environ)
+	s.byDir[dir] = r
+	return r
+}
+
+// lookup returns environ's getenv: the first value of a name, as
+// os.Getenv reads it.
+func lookup(environ []string) func(string) string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			if _, dup := m[k]; !dup {
+				m[k] = v
+			}
+		}
+	}
+	return func(k string) string { return m[k] }
 }

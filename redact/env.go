@@ -119,7 +119,14 @@ func isPath(v string) bool {
 // environment (see EnvSecrets) and, when opts.Home is empty, the user's home
 // directory.
 func FromEnv(opts Options) *Redactor {
-	opts.Secrets = append(append([]string(nil), opts.Secrets...), EnvSecrets(os.Environ())...)
+	return FromEnviron(opts, os.Environ())
+}
+
+// FromEnviron is FromEnv for the environment environ ("NAME=value", as
+// os.Environ returns it): a caller that keeps redactors by the environment
+// they were built from builds each from the very snapshot it compares.
+func FromEnviron(opts Options, environ []string) *Redactor {
+	opts.Secrets = append(append([]string(nil), opts.Secrets...), EnvSecrets(environ)...)
 	if opts.Home == "" {
 		opts.Home, _ = os.UserHomeDir()
 	}

@@ -23,7 +23,7 @@ type memThread struct {
 	th     Thread
 	turns  []Turn
 	items  []llm.Item
-	index  map[string]int // position in items, by item id
+	index  map[string]int // position in items, by item id; nil while the history is short (find)
 	steers []llm.Item
 	read   map[string]bool // ids of steers recorded in the history
 }
@@ -129,7 +129,7 @@ func (m *MemStore) Record(_ context.Context, threadID string, it llm.Item) error
 		t.read[it.ID] = true
 	}
 	if it.ID != "" {
-		if i, ok := t.index[it.ID]; ok {
+		if i, ok := t.find(it.ID); ok {
 			// History is append-only: only a pause placeholder is
 			// replaced, by its answer.
 			if res := t.items[i].Result(); t.items[i].Role != llm.RoleTool || res == nil || res.Status != llm.ResultPending {
@@ -138,13 +138,40 @@ func (m *MemStore) Record(_ context.Context, threadID string, it llm.Item) error
 			t.items[i] = it
 			return nil
 		}
-		if t.index == nil {
-			t.index = make(map[string]int)
+		if t.index != nil {
+			t.index[it.ID] = len(t.items)
 		}
-		t.index[it.ID] = len(t.items)
 	}
 	t.items = append(t.items, it)
 	return nil
+}
+
+// indexFrom is the history length from which a thread's items are found
+// by an index: a short history (most threads: a turn or two) is scanned,
+// which costs less than the map would, in time and in memory per thread.
+const indexFrom = 32
+
+// find returns the position of the item with id in t.items; m.mu is held.
+// It builds t.index once the history is long enough for one.
+func (t *memThread) find(id string) (int, bool) {
+	if t.index == nil && len(t.items) >= indexFrom {
+		t.index = make(map[string]int, 2*len(t.items))
+		for i := range t.items {
+			if t.items[i].ID != "" {
+				t.index[t.items[i].ID] = i
+			}
+		}
+	}
+	if t.index != nil {
+		i, ok := t.index[id]
+		return i, ok
+	}
+	for i := len(t.items) - 1; i >= 0; i-- {
+		if t.items[i].ID == id {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // SaveTurn implements Store.

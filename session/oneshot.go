@@ -16,12 +16,15 @@ import (
 // pauses, returning its record. When ctx ends first the turn is
 // interrupted and RunTurn waits for its end to be recorded (an interrupted
 // turn is a turn of the thread too) and returns it.
+//
+// A turn that starts at once runs on the caller's goroutine (the caller
+// waits for it anyway): no goroutine is started for it and none woken when
+// it ends. A turn queued behind the thread's running one is waited for.
 func (s *Scheduler) RunTurn(ctx context.Context, threadID string, input llm.Item) (Turn, error) {
-	t, err := s.Start(ctx, threadID, input)
-	if err != nil {
+	if err := checkInput(&input); err != nil {
 		return Turn{}, err
 	}
-	return s.Follow(ctx, threadID, t.ID)
+	return s.runTurn(ctx, threadID, []llm.Item{input}, nil)
 }
 
 // AnswerTurn answers the thread's paused turn (see Answer) and waits until

@@ -26,11 +26,10 @@ func (s *Scheduler) StartOutput(ctx context.Context, threadID string, input llm.
 // RunTurnOutput runs a turn that asks for a structured answer (see
 // StartOutput) and waits for its end or pause, as RunTurn does.
 func (s *Scheduler) RunTurnOutput(ctx context.Context, threadID string, input llm.Item, out *llm.Output) (Turn, error) {
-	t, err := s.StartOutput(ctx, threadID, input, out)
-	if err != nil {
+	if err := checkInput(&input); err != nil {
 		return Turn{}, err
 	}
-	return s.Follow(ctx, threadID, t.ID)
+	return s.runTurn(ctx, threadID, []llm.Item{input}, out)
 }
 
 // withOutput sets the structured answer a run asks for: the turn's own

@@ -35,23 +35,31 @@ func (s *Scheduler) Compact(ctx context.Context, threadID string) (Turn, error) 
 
 // start starts or queues a turn of input; no input is a compaction.
 func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item, output *llm.Output) (Turn, error) {
+	rec, _, _, err := s.startOn(ctx, threadID, input, output, false)
+	return rec, err
+}
+
+// startOn is start. With here set, a turn that can start now is claimed
+// but not launched: it is returned with its thread, for the caller to run
+// on its own goroutine (runHere); otherwise the turn returned is nil.
+func (s *Scheduler) startOn(ctx context.Context, threadID string, input []llm.Item, output *llm.Output, here bool) (Turn, *thread, *turnRun, error) {
 	if s.draining.Load() {
-		return Turn{}, drainingError{}
+		return Turn{}, nil, nil, drainingError{}
 	}
 	th, err := s.thread(ctx, threadID)
 	if err != nil {
-		return Turn{}, err
+		return Turn{}, nil, nil, err
 	}
 	if err := s.fresh(ctx, th); err != nil {
-		return Turn{}, err
+		return Turn{}, nil, nil, err
 	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	if err := checkNotChild(th); err != nil {
-		return Turn{}, err
+		return Turn{}, nil, nil, err
 	}
 	if a := th.active; a != nil && a.state != nil && a.answer == nil {
-		return Turn{}, fmt.Errorf("%w (turn %s, call %s)", ErrTurnPaused, a.rec.ID, a.state.Pause.CallID)
+		return Turn{}, nil, nil, fmt.Errorf("%w (turn %s, call %s)", ErrTurnPaused, a.rec.ID, a.state.Pause.CallID)
 	}
 	t := &turnRun{
 		rec:    &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now()},
@@ -60,26 +68,37 @@ func (s *Scheduler) start(ctx context.Context, threadID string, input []llm.Item
 	}
 	if th.active != nil {
 		if err := s.c.Store.SaveTurn(ctx, *t.rec); err != nil {
-			return Turn{}, fmt.Errorf("session: queue turn: %w", err)
+			return Turn{}, nil, nil, fmt.Errorf("session: queue turn: %w", err)
 		}
 		th.turns = append(th.turns, t.rec)
 		th.queue = append(th.queue, t)
-		return *t.rec, nil
+		return *t.rec, nil, nil, nil
 	}
 	t.rec.Status = TurnInProgress
 	if err := s.claim(ctx, th, t); err != nil {
 		if s.shared() != nil && errors.Is(err, ErrTurnBusy) {
 			// Another node runs the thread: queued there.
-			return s.queueElsewhere(ctx, th, t)
+			rec, err := s.queueElsewhere(ctx, th, t)
+			return rec, nil, nil, err
 		}
-		return Turn{}, fmt.Errorf("session: start turn: %w", err)
+		return Turn{}, nil, nil, fmt.Errorf("session: start turn: %w", err)
 	}
 	th.turns = append(th.turns, t.rec)
 	th.active = t
-	if err := s.launch(th, t); err != nil {
-		return Turn{}, err
+	if here {
+		ok, err := s.reserve(th)
+		if err != nil {
+			return Turn{}, nil, nil, err
+		}
+		if ok {
+			return *t.rec, th, t, nil
+		}
+		return *t.rec, nil, nil, nil
 	}
-	return *t.rec, nil
+	if err := s.launch(th, t); err != nil {
+		return Turn{}, nil, nil, err
+	}
+	return *t.rec, nil, nil, nil
 }
 
 // claim makes t, inProgress, the thread's running turn in the store (the
