@@ -76,7 +76,7 @@ func (b *serveBackend) startFleet(ctx context.Context, sched *session.Scheduler,
 		all := func(string) bool { return true }
 		var said time.Time
 		n.threads.TakeTurns(tctx, pgstore.DefaultPoll, all, func(ctx context.Context, t pgstore.Taken) error {
-			return sched.Continue(ctx, session.Continuation{Turn: t.Turn, Lost: t.Lost, Rerun: t.Rerun, Steers: t.Steers})
+			return sched.Continue(ctx, session.Continuation{Turn: t.Turn, Lost: t.Lost, Rerun: t.Rerun, Steers: t.Steers, Resume: t.Resume, Interrupt: t.Interrupt})
 		}, func(err error) {
 			// Said once a minute at most while the database is down (a
 			// poll fails four times a second).
