@@ -115,6 +115,7 @@ func (s *Scheduler) Continue(ctx context.Context, c Continuation) error {
 		th = &thread{info: snap.Thread, changed: make(chan struct{})}
 		s.threads[c.Turn.ThreadID] = th
 	}
+	th.used = s.c.Now()
 	s.mu.Unlock()
 
 	th.mu.Lock()
