@@ -136,3 +136,46 @@ func TestTakeTurnsWakesWhenALeaseEnds(t *testing.T) {
 		t.Fatal("the taker slept past the end of the lost node's lease")
 	}
 }
+
+// A node that ended a turn and died before it started the turn queued
+// behind it leaves the queue to the other nodes' takers, which take it
+// within about a second of the thread's last write, not a lease later.
+func TestALostNodesQueueIsTakenWithoutWaitingALease(t *testing.T) {
+	url := servicetest.Postgres(t)
+	a, err := pgstore.Open(t.Context(), pgstore.Config{URL: url, Node: "a", Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := open(t, url, pgstore.Config{Node: "b", Lease: time.Minute})
+	newThread(t, a, "th")
+	claimTurn(t, a, "th", "turn")
+	if err := a.SaveTurn(t.Context(), session.Turn{ID: "queued", ThreadID: "th", Status: session.TurnQueued, Input: []llm.Item{llm.UserText("next")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SaveTurn(t.Context(), session.Turn{ID: "turn", ThreadID: "th", Status: session.TurnCompleted, Ended: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close() // dies before it starts the queued turn
+	died := time.Now()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	took := make(chan pgstore.Taken, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.TakeTurns(ctx, 100*time.Millisecond, readOnly, func(_ context.Context, tk pgstore.Taken) error {
+			took <- tk
+			return nil
+		}, nil)
+	}()
+	defer func() { cancel(); <-done }()
+	select {
+	case tk := <-took:
+		if tk.Turn.ID != "queued" || tk.Lost {
+			t.Errorf("b took %+v, want the queued turn to start", tk)
+		}
+		t.Logf("the queued turn was taken %v after its node died (lease 1m)", time.Since(died).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the lost node's queued turn was not taken within 5s (its lease is 1m)")
+	}
+}
