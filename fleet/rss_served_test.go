@@ -150,4 +150,3 @@ func serveOne(b *testing.B, addr string) {
 	read(func(m map[string]any) bool { return m["method"] == "turn/completed" })
 	c.Close(websocket.StatusNormalClosure, "")
 }
-
