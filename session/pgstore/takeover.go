@@ -53,24 +53,12 @@ func (s *Store) Handover(ctx context.Context, turnID string) error {
 	return nil
 }
 
-// QueueQuiet is how long TakeTurns leaves the queued turns of a thread
-// whose running turn just ended to the node that ran it (which starts the
-// next as it ends the last, in milliseconds): a lost node's queue is
-// taken this long after its last write to the thread, about when its
-// running turn would be. Should a live node be slower, another takes the
-// queued turn and the live node leaves it (the store holds it no longer
-// queued).
-const QueueQuiet = time.Second
-
 // TakeTurns runs the turns this node takes until ctx ends: every poll (and
 // at once when another node hands a turn over) it calls Acquire for as
-// many turns as the node has room for, and hands each to run. A lost
-// node's running turn brings the thread's queued turns with it (the
-// session reads them with the thread and runs them after it). A queued
-// turn of a thread with no running turn is taken only once the thread has
-// not been written for QueueQuiet (or the lease, if shorter): until then
-// it is the queue of the node that ran the thread, which starts it as its
-// running turn ends. A turn run
+// many turns as the node has room for, and hands each to run. A queued
+// turn is taken only from a thread not written for a lease's term: until
+// then it is the queue of the node that runs the thread, which starts it
+// when its running turn ends. A turn run
 // refuses (it returns an error) is handed over again for another node.
 // Acquire's errors (the database is unreachable) are passed to failed,
 // when not nil, and the next poll tries again. poll 0 is DefaultPoll.
@@ -100,7 +88,7 @@ func (s *Store) TakeTurns(ctx context.Context, poll time.Duration, readOnly Read
 				}
 			}
 		}
-		taken, err := s.acquire(ctx, s.max, readOnly, min(s.lease, QueueQuiet))
+		taken, err := s.acquire(ctx, s.max, readOnly, s.lease)
 		if err != nil && ctx.Err() == nil && failed != nil {
 			failed(err)
 		}
