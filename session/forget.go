@@ -19,7 +19,7 @@ func (s *Scheduler) Forget(threadID string) bool {
 	// th.mu before s.mu, as launch takes them.
 	th.mu.Lock()
 	defer th.mu.Unlock()
-	if th.active != nil || len(th.queue) > 0 || th.running || th.hub.subscribed() {
+	if th.active != nil || len(th.queue) > 0 || th.running || th.watching > 0 || th.hub.subscribed() {
 		return false
 	}
 	s.mu.Lock()

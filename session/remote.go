@@ -280,9 +280,15 @@ func (s *Scheduler) watchQueued(th *thread, t *turnRun) {
 	if s.closed {
 		return
 	}
+	th.watching++ // th.mu is held by the caller
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer func() {
+			th.mu.Lock()
+			th.watching--
+			th.mu.Unlock()
+		}()
 		tick := time.NewTicker(queuedPoll)
 		defer tick.Stop()
 		for {

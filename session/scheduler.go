@@ -131,6 +131,12 @@ type thread struct {
 	// it is read again before the next turn runs.
 	stale   bool
 	changed chan struct{}
+	// used is when a call last named the thread (EvictIdle); guarded by
+	// the scheduler's mu, not th.mu.
+	used time.Time
+	// watching counts the turns this node queued behind another node's
+	// that it watches (watchQueued): the thread is not forgotten meanwhile.
+	watching int
 }
 
 // turnRun is a turn the scheduler holds: the active one or a queued one.
@@ -175,7 +181,7 @@ func (s *Scheduler) CreateOwnedThread(ctx context.Context, cfg ThreadConfig, own
 	if err := s.c.Store.SaveThread(ctx, info); err != nil {
 		return Thread{}, fmt.Errorf("session: create thread: %w", err)
 	}
-	th := &thread{info: info, changed: make(chan struct{})}
+	th := &thread{info: info, changed: make(chan struct{}), used: now}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -216,6 +222,9 @@ func (s *Scheduler) thread(ctx context.Context, id string) (*thread, error) {
 		return nil, ErrClosed
 	}
 	th, ok := s.threads[id]
+	if ok {
+		th.used = s.c.Now()
+	}
 	s.mu.Unlock()
 	if ok {
 		return th, nil
@@ -232,9 +241,11 @@ func (s *Scheduler) thread(ctx context.Context, id string) (*thread, error) {
 	}
 	if prev, ok := s.threads[id]; ok {
 		// Loaded meanwhile by another caller: theirs wins.
+		prev.used = s.c.Now()
 		s.mu.Unlock()
 		return prev, nil
 	}
+	th.used = s.c.Now()
 	s.threads[id] = th
 	s.mu.Unlock()
 

@@ -68,6 +68,13 @@ type Continuation struct {
 	Rerun []llm.Call
 	// Steers is the input steered into the turn and not yet read.
 	Steers []llm.Item
+	// Resume, when not nil, says the turn was paused and claimed with an
+	// answer its node acknowledged but never recorded: the turn resumes
+	// from its paused state with that answer (Lost is ignored).
+	Resume *Resumption
+	// Interrupt says an interrupt was asked for before this node took
+	// the turn: it ends interrupted rather than going on.
+	Interrupt bool
 }
 
 // lostInFlight is the result of a call a lost node was running that is not
@@ -108,6 +115,7 @@ func (s *Scheduler) Continue(ctx context.Context, c Continuation) error {
 		th = &thread{info: snap.Thread, changed: make(chan struct{})}
 		s.threads[c.Turn.ThreadID] = th
 	}
+	th.used = s.c.Now()
 	s.mu.Unlock()
 
 	th.mu.Lock()
@@ -141,8 +149,18 @@ func (s *Scheduler) Continue(ctx context.Context, c Continuation) error {
 	th.turns = slices.DeleteFunc(fresh.turns, func(r *Turn) bool { return leftover != nil && r == leftover.rec })
 	th.queue = slices.DeleteFunc(fresh.queue, func(q *turnRun) bool { return q == leftover })
 	rec.Status = TurnInProgress
-	t := &turnRun{rec: rec, input: rec.Input}
-	if c.Lost && len(items) > 0 {
+	t := &turnRun{rec: rec, input: rec.Input, interrupt: c.Interrupt}
+	switch {
+	case c.Resume != nil:
+		st := pausedState(&Turn{State: c.Resume.State})
+		if st == nil {
+			return fmt.Errorf("session: take over turn %s: its paused state cannot be read", c.Turn.ID)
+		}
+		// Resumed as the answering node would have: the history without
+		// the paused turn's items, which the state holds.
+		a := c.Resume.Answer
+		t.state, t.answer = st, &a
+	case c.Lost && len(items) > 0:
 		t.cont = &continuation{items: items, rerun: c.Rerun}
 	}
 	for _, it := range c.Steers {

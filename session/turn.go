@@ -290,7 +290,7 @@ func (s *Scheduler) Answer(ctx context.Context, threadID string, a loop.Answer) 
 	t.rec.Status, t.rec.Pause, t.rec.State = TurnInProgress, nil, nil
 	// Claimed like a new turn: another process may have answered it, or
 	// run the thread on, since this one loaded it.
-	if err := s.claim(ctx, th, t); err != nil {
+	if err := s.claimAnswer(ctx, th, t, a); err != nil {
 		t.answer = nil
 		t.rec.Status, t.rec.Pause, t.rec.State = TurnPaused, p, state
 		return fmt.Errorf("session: answer: %w", err)

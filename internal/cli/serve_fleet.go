@@ -28,16 +28,35 @@ type fleetFlags struct {
 	maxRunning int
 	// drain is the drain deadline on SIGTERM.
 	drain time.Duration
+	// idle and keep bound the threads the node holds in memory
+	// (session.Scheduler.EvictIdle).
+	idle time.Duration
+	keep int
 }
+
+// Defaults of the bound on the threads a node holds in memory: a thread
+// with nothing going on is dropped (the database keeps it) after
+// defaultIdleThreads unused, or sooner while the node holds more than
+// defaultKeepThreads.
+const (
+	defaultIdleThreads = 5 * time.Minute
+	defaultKeepThreads = 1000
+	evictEvery         = 5 * time.Second
+)
 
 func (f *fleetFlags) add(fl *pflag.FlagSet) {
 	fl.IntVar(&f.maxRunning, "max-running", 0, "with a PostgreSQL --db: how many turns this node runs at once before it takes no more from other nodes (default 10 per core)")
+	fl.DurationVar(&f.idle, "idle-threads", defaultIdleThreads, "with a PostgreSQL --db: how long a thread with no turn going on and no subscriber stays in this node's memory unused (the database keeps it; 0: until --keep-threads needs the room)")
+	fl.IntVar(&f.keep, "keep-threads", defaultKeepThreads, "with a PostgreSQL --db: how many threads this node holds in memory before it drops the least recently used idle ones (0: no bound)")
 	fl.DurationVar(&f.drain, "drain-timeout", defaultDrainTimeout, "with a PostgreSQL --db: on SIGTERM, how long running turns get to reach a round boundary before they are handed over to other nodes as they stand")
 }
 
 func (f *fleetFlags) check() error {
 	if f.maxRunning < 0 {
 		return fmt.Errorf("--max-running %d: give 1 or more (0 is 10 per core)", f.maxRunning)
+	}
+	if f.idle < 0 || f.keep < 0 {
+		return fmt.Errorf("--idle-threads %v, --keep-threads %d: give 0 or more", f.idle, f.keep)
 	}
 	if f.drain < 0 {
 		return fmt.Errorf("--drain-timeout %v: give 0 or more", f.drain)
@@ -68,6 +87,13 @@ func (b *serveBackend) startFleet(ctx context.Context, sched *session.Scheduler,
 	}
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.stopTake = cancel
+	if fl := b.f.fleet; fl.idle > 0 || fl.keep > 0 {
+		n.took.Add(1)
+		go func() {
+			defer n.took.Done()
+			sched.SweepIdle(tctx, evictEvery, fl.idle, fl.keep)
+		}()
+	}
 	n.took.Add(1)
 	go func() {
 		defer n.took.Done()
@@ -76,7 +102,7 @@ func (b *serveBackend) startFleet(ctx context.Context, sched *session.Scheduler,
 		all := func(string) bool { return true }
 		var said time.Time
 		n.threads.TakeTurns(tctx, pgstore.DefaultPoll, all, func(ctx context.Context, t pgstore.Taken) error {
-			return sched.Continue(ctx, session.Continuation{Turn: t.Turn, Lost: t.Lost, Rerun: t.Rerun, Steers: t.Steers})
+			return sched.Continue(ctx, session.Continuation{Turn: t.Turn, Lost: t.Lost, Rerun: t.Rerun, Steers: t.Steers, Resume: t.Resume, Interrupt: t.Interrupt})
 		}, func(err error) {
 			// Said once a minute at most while the database is down (a
 			// poll fails four times a second).
@@ -89,7 +115,7 @@ func (b *serveBackend) startFleet(ctx context.Context, sched *session.Scheduler,
 	return n
 }
 
-// stop stops taking turns and waits for the taker.
+// stop stops taking turns and dropping idle threads, and waits for both.
 func (n *fleetNode) stop() {
 	if n.stopTake != nil {
 		n.stopTake()

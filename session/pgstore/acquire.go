@@ -34,6 +34,14 @@ type Taken struct {
 	// Steers is the input steered into the turn and not yet read, in the
 	// order it was accepted.
 	Steers []llm.Item
+	// Resume is set for a paused turn the lost node had claimed with an
+	// answer (ClaimAnswer) and not yet recorded it: the turn resumes from
+	// its paused state with that answer (Lost is false).
+	Resume *session.Resumption
+	// Interrupt says an interrupt was asked for under the lost node's
+	// lease: it holds for this node's, and the turn is to end
+	// interrupted.
+	Interrupt bool
 }
 
 // ReadOnly says whether a tool only reads, so that a call to it cut by a
@@ -113,10 +121,11 @@ func (s *Store) take(ctx context.Context, tx pgx.Tx, threadID string, readOnly R
 	var id, status string
 	var started int64
 	var input string
+	var interrupted bool
 	err := tx.QueryRow(ctx, `
-SELECT id, status, started, input FROM turns
+SELECT id, status, started, input, status = 'running' AND interrupt_fence = fence AND fence <> 0 FROM turns
 WHERE thread = $1 AND ((status = 'running' AND lease_until < now()) OR status = 'queued')
-ORDER BY status = 'running' DESC, seq LIMIT 1 FOR UPDATE`, threadID).Scan(&id, &status, &started, &input)
+ORDER BY status = 'running' DESC, seq LIMIT 1 FOR UPDATE`, threadID).Scan(&id, &status, &started, &input, &interrupted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Taken or ended between the lookup and the lock.
 		return Taken{}, 0, nil
@@ -138,13 +147,31 @@ ORDER BY status = 'running' DESC, seq LIMIT 1 FOR UPDATE`, threadID).Scan(&id, &
 				return Taken{}, 0, fmt.Errorf("pgstore: turn %s input: %w", id, err)
 			}
 		}
-	} else if err := s.goOn(ctx, tx, &t, readOnly); err != nil {
-		return Taken{}, 0, err
+	} else {
+		r, err := resumption(ctx, tx, threadID, id)
+		if err != nil {
+			return Taken{}, 0, err
+		}
+		if r != nil {
+			// Answered and not yet resumed: it resumes here with the
+			// answer the lost node acknowledged.
+			t.Resume = r
+			if t.Steers, err = pendingSteers(ctx, tx, id); err != nil {
+				return Taken{}, 0, err
+			}
+		} else if err := s.goOn(ctx, tx, &t, readOnly); err != nil {
+			return Taken{}, 0, err
+		}
 	}
+	// An interrupt asked under the lost lease applies to the new one: the
+	// taking node ends the turn interrupted (it reads it with Pending).
+	t.Interrupt = interrupted
 	var fence int64
 	if err := tx.QueryRow(ctx, `
-UPDATE turns SET status = 'running', node = $2, fence = nextval('fences'), lease_until = now() + $3 * interval '1 millisecond'
-WHERE id = $1 RETURNING fence`, id, s.node, s.lease.Milliseconds()).Scan(&fence); err != nil {
+WITH f AS (SELECT nextval('fences') AS v)
+UPDATE turns SET status = 'running', node = $2, fence = f.v, lease_until = now() + $3 * interval '1 millisecond',
+	interrupt_fence = CASE WHEN $4 THEN f.v ELSE turns.interrupt_fence END
+FROM f WHERE id = $1 RETURNING fence`, id, s.node, s.lease.Milliseconds(), interrupted).Scan(&fence); err != nil {
 		return Taken{}, 0, fmt.Errorf("pgstore: acquire turn %s: %w", id, err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE threads SET updated = $2 WHERE id = $1`, threadID, time.Now().UnixNano()); err != nil {

@@ -111,11 +111,18 @@ ALTER TABLE turns ADD COLUMN output text NOT NULL DEFAULT ''; -- the JSON object
 ALTER TABLE threads ADD COLUMN owner text NOT NULL DEFAULT '';
 CREATE INDEX threads_owner ON threads (owner, updated, id);
 `,
+	// 6: the answer to a paused turn, committed with the claim that
+	// resumes it (ClaimAnswer) and kept until the turn ends or pauses
+	// again: a node that takes the turn over before the answer is
+	// recorded resumes it with it.
+	`
+ALTER TABLE turns ADD COLUMN resume text; -- JSON loop.Answer
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.
