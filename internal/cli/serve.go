@@ -245,6 +245,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		<-cronDone
 	}()
 	sc := server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults(), NamedTokens: f.named, Ready: b.ready()}
+	sc.KnowledgeBases = b.agent().KnowledgeBases
 	if threads == nil {
 		// turn/undo: the runtime's undo, whose journal is this machine's
 		// store, where the threads are unless they are in PostgreSQL.
