@@ -219,6 +219,9 @@ func (s *Scheduler) stampTurn(threadID, turnID string, e event.Event) event.Even
 type fencedJournal struct {
 	t    *turnRun
 	next loop.Journal
+	// owner is the run's thread's owner, its sub-agents' too
+	// (children.go).
+	owner string
 }
 
 func (j fencedJournal) Record(ctx context.Context, threadID string, it llm.Item) error {
