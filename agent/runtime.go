@@ -210,7 +210,6 @@ func (r *Runtime) settings(th record.Thread) record.Settings {
 	return c
 }
 
-
 // modelCaps is a thread's model and what is known of it.
 type modelCaps struct {
 	m    llm.Model
