@@ -204,6 +204,9 @@ func (r *Runtime) settings(th record.Thread) record.Settings {
 	if f.ForceTools != nil {
 		c.ForceTools = f.ForceTools
 	}
+	if f.KBs != nil {
+		c.KBs = f.KBs
+	}
 	return c
 }
 
@@ -307,6 +310,9 @@ func (r *Runtime) Check(c record.Settings) error {
 	}
 	if c.MaxRounds < 0 || c.MaxRounds > loop.MaxMaxRounds {
 		return fmt.Errorf("maxRounds %d: use 1..%d", c.MaxRounds, loop.MaxMaxRounds)
+	}
+	if len(c.KBs) > record.MaxThreadKBs {
+		return fmt.Errorf("%d knowledge bases: attach at most %d", len(c.KBs), record.MaxThreadKBs)
 	}
 	return nil
 }
@@ -423,12 +429,12 @@ func (r *Runtime) Prepare(ctx context.Context, th record.Thread) error {
 // a thread whose tools cannot be composed (its run fails anyway), is left
 // as it is.
 func (r *Runtime) Seed(ctx context.Context, th record.Thread, o loop.Options, turnID string, in []llm.Item) []llm.Item {
-	if len(r.c.Tools.KBs) == 0 || r.c.NoWorkspace || len(in) == 0 || in[0].Role != llm.RoleUser {
+	th.Settings = r.settings(th)
+	if len(r.kbsOf(th.Settings)) == 0 || r.c.NoWorkspace || len(in) == 0 || in[0].Role != llm.RoleUser {
 		// No base attached: nothing to seed, and no second look at the
 		// thread's tools.
 		return in
 	}
-	th.Settings = r.settings(th)
 	tt, err := r.threadTools(ctx, th, r.approval(th.Settings))
 	if err != nil {
 		return in
@@ -497,8 +503,8 @@ func (tt *threadTools) prompt(ctx context.Context, logw io.Writer) string {
 // memory is whether the memory held an entry: read_memory is mounted only
 // then, so the first memory written makes a new composition.
 type toolsKey struct {
-	dir, approval, sandbox, enabled, disabled, forced string
-	memory, ownSearch                                 bool
+	dir, approval, sandbox, enabled, disabled, forced, kbs string
+	memory, ownSearch                                      bool
 }
 
 // unmadeTools is a growing set composed before its thread was made, and
@@ -535,7 +541,8 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 	if c.ForceTools != nil {
 		switches.Force = c.ForceTools
 	}
-	key := toolsKey{dir: dir, approval: approval, sandbox: mode, enabled: strings.Join(switches.Enable, "\x00"), disabled: strings.Join(switches.Disable, "\x00"), forced: strings.Join(switches.Force, "\x00")}
+	switches.KBs = r.kbsOf(c)
+	key := toolsKey{dir: dir, approval: approval, sandbox: mode, enabled: strings.Join(switches.Enable, "\x00"), disabled: strings.Join(switches.Disable, "\x00"), forced: strings.Join(switches.Force, "\x00"), kbs: strings.Join(switches.KBs, "\x00")}
 	// The thread's model, opened before its tools, decides which search
 	// web_search is.
 	r.mu.Lock()

@@ -33,6 +33,7 @@ func ThreadOf(th record.Thread) Thread {
 		ID:     th.ID, Workspace: c.Workspace, Model: c.Model, Instructions: c.Instructions,
 		EnableTools: c.EnableTools, DisableTools: c.DisableTools, ForceTools: c.ForceTools, Approval: c.Approval, Sandbox: c.Sandbox, MaxRounds: c.MaxRounds,
 		Approved: c.Approved, CreatedAt: th.Created, UpdatedAt: th.Updated, Title: th.Title, TurnCount: th.Turns, Output: c.Output, Owner: th.Owner,
+		KnowledgeBases: c.KBs,
 	}
 }
 

@@ -77,6 +77,8 @@ type ThreadDefaults struct {
 	Approval  string   `json:"approval,omitempty"`
 	Sandbox   string   `json:"sandbox,omitempty" jsonschema:"also the loosest mode a thread may ask for"`
 	Models    []string `json:"models,omitempty" jsonschema:"PROVIDER:MODEL specs the config file names, for thread/start's model"`
+	// KnowledgeBases are the bases a thread/start may attach.
+	KnowledgeBases []string `json:"knowledgeBases,omitempty" jsonschema:"the knowledge bases the server knows, for thread/start's knowledgeBases"`
 }
 
 // ThreadStartParams are the params of thread/start. Empty fields take the
@@ -93,6 +95,9 @@ type ThreadStartParams struct {
 	MaxRounds    int      `json:"maxRounds,omitempty" jsonschema:"the exploration budget in rounds"`
 	// Output is the thread's default output schema (see TurnStartParams).
 	Output json.RawMessage `json:"output,omitempty" jsonschema:"a JSON Schema (an object schema, at most 64 KiB) the answers of the thread's turns must match, unless a turn/start sends its own output"`
+	// KnowledgeBases are the knowledge bases the thread's turns attach
+	// besides the server's own (rein serve --kb).
+	KnowledgeBases []string `json:"knowledgeBases,omitempty" jsonschema:"knowledge bases the thread's turns attach (rag, kb_files and the first message's seed), each one initialize lists in defaults.knowledgeBases; at most 16"`
 }
 
 // ThreadResult is the result of thread/start and thread/resume.
@@ -237,20 +242,22 @@ type Thread struct {
 	ID string `json:"id"`
 	// Title is the thread's first user message, shortened; TurnCount
 	// counts its turns. Both are set where the store keeps them.
-	Title        string    `json:"title,omitempty"`
-	TurnCount    int       `json:"turnCount,omitempty"`
-	Workspace    string    `json:"workspace,omitempty"`
-	Model        string    `json:"model,omitempty"`
-	Instructions string    `json:"instructions,omitempty"`
-	EnableTools  []string  `json:"enableTools,omitempty"`
-	DisableTools []string  `json:"disableTools,omitempty"`
-	ForceTools   []string  `json:"forceTools,omitempty"`
-	Approval     string    `json:"approval,omitempty"`
-	Sandbox      string    `json:"sandbox,omitempty"`
-	MaxRounds    int       `json:"maxRounds,omitempty"`
-	Approved     []string  `json:"approved,omitempty" jsonschema:"tools approved for the whole thread"`
-	CreatedAt    time.Time `json:"createdAt"`
-	UpdatedAt    time.Time `json:"updatedAt"`
+	Title        string   `json:"title,omitempty"`
+	TurnCount    int      `json:"turnCount,omitempty"`
+	Workspace    string   `json:"workspace,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	Instructions string   `json:"instructions,omitempty"`
+	EnableTools  []string `json:"enableTools,omitempty"`
+	DisableTools []string `json:"disableTools,omitempty"`
+	ForceTools   []string `json:"forceTools,omitempty"`
+	Approval     string   `json:"approval,omitempty"`
+	Sandbox      string   `json:"sandbox,omitempty"`
+	MaxRounds    int      `json:"maxRounds,omitempty"`
+	Approved     []string `json:"approved,omitempty" jsonschema:"tools approved for the whole thread"`
+	// KnowledgeBases are the bases the thread attaches (thread/start's).
+	KnowledgeBases []string  `json:"knowledgeBases,omitempty" jsonschema:"the knowledge bases the thread attaches, as thread/start set them"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
 	// Parent is set on a sub-agent's thread: the parent thread's turn and
 	// call that ran it.
 	Parent *ThreadLink `json:"parent,omitempty" jsonschema:"on a sub-agent's thread: the parent thread, turn and task call that ran it"`

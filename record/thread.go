@@ -35,6 +35,10 @@ type Link struct {
 // IsZero reports whether l links to nothing: a top-level thread.
 func (l Link) IsZero() bool { return l.ThreadID == "" }
 
+// MaxThreadKBs bounds the knowledge bases a thread attaches
+// (Settings.KBs).
+const MaxThreadKBs = 16
+
 // Settings are what a thread's turns start from (DESIGN §9, thread/start).
 // Empty fields take the defaults of whoever runs the turn.
 type Settings struct {
@@ -53,6 +57,10 @@ type Settings struct {
 	// Approved are the tools the user approved for the whole thread; each
 	// turn's end brings them up to date.
 	Approved []string
+	// KBs are the knowledge bases the thread's turns attach (rag,
+	// kb_files, the first message's seed), besides the ones the runtime
+	// attaches to every thread.
+	KBs []string
 	// Output is the JSON Schema of the structured answer the thread's
 	// turns ask for, unless a turn asks for its own (thread/start's
 	// output); empty: text answers.

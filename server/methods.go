@@ -39,7 +39,7 @@ func need(fields ...string) error {
 	return nil
 }
 
-func (c *conn) initialize(_ context.Context, raw json.RawMessage) (any, error) {
+func (c *conn) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
 	if _, err := decode[protocol.InitializeParams](raw); err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (c *conn) initialize(_ context.Context, raw json.RawMessage) (any, error) {
 		return nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "already initialized", Data: &protocol.ErrorData{Kind: "alreadyInitialized"}}
 	}
 	c.initialized = true
-	return protocol.InitializeResult{ServerInfo: protocol.ServerInfo{Name: c.s.c.Name, Version: c.s.c.Version}, ProtocolVersion: protocol.ProtocolVersion, Defaults: c.s.c.Defaults}, nil
+	return protocol.InitializeResult{ServerInfo: protocol.ServerInfo{Name: c.s.c.Name, Version: c.s.c.Version}, ProtocolVersion: protocol.ProtocolVersion, Defaults: c.defaults(ctx)}, nil
 }
 
 func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -68,6 +68,9 @@ func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error
 		Workspace: p.Workspace, Model: p.Model, Instructions: p.Instructions,
 		EnableTools: p.EnableTools, DisableTools: p.DisableTools, ForceTools: p.ForceTools,
 		Approval: p.Approval, Sandbox: p.Sandbox, MaxRounds: p.MaxRounds,
+	}
+	if cfg.KBs, err = c.checkKBs(ctx, p.KnowledgeBases); err != nil {
+		return nil, err
 	}
 	if out != nil {
 		cfg.Output = out.Schema

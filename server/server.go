@@ -67,6 +67,10 @@ type Config struct {
 	// Defaults, when not nil, are sent with initialize's result: the
 	// settings of threads that name none and the models the server knows.
 	Defaults *protocol.ThreadDefaults
+	// KnowledgeBases, when not nil, lists the knowledge bases a thread/start
+	// may attach (knowledgeBases), read at each initialize and thread/start;
+	// without it a thread/start that names one is refused.
+	KnowledgeBases func(context.Context) ([]string, error)
 	// Traces, when not nil, answers turn/trace from the events the
 	// runtime kept; without it turn/trace is an error.
 	Traces TraceReader

@@ -40,6 +40,7 @@ func (m *MemStore) SaveThread(_ context.Context, th Thread) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	th.Settings.Approved = slices.Clone(th.Settings.Approved)
+	th.Settings.KBs = slices.Clone(th.Settings.KBs)
 	if t, ok := m.threads[th.ID]; ok {
 		// The link is the first save's, as the SQL stores keep it.
 		th.Parent = t.th.Parent

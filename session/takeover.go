@@ -235,24 +235,17 @@ func (s *Scheduler) stampTurn(threadID, turnID string, e event.Event) event.Even
 // another node owns the turn now (ErrLeaseLost) makes the run the turn's
 // no more (turnRun.gone). It is the store to the run's tools too: a
 // sub-agent (agent/task) keeps its thread and turn through SaveThread and
-// SaveTurn of the journal it is given.
+// SaveTurn of the journal it is given (children.go).
 type fencedJournal struct {
 	t    *turnRun
 	next Store
+	// owner is the run's thread's owner, its sub-agents' too
+	// (children.go).
+	owner string
 }
 
 func (j fencedJournal) Record(ctx context.Context, threadID string, it llm.Item) error {
 	return j.fenced(j.next.Record(ctx, threadID, it))
-}
-
-// SaveThread saves a thread the run made (a sub-agent's).
-func (j fencedJournal) SaveThread(ctx context.Context, th Thread) error {
-	return j.fenced(j.next.SaveThread(ctx, th))
-}
-
-// SaveTurn saves a turn the run made (a sub-agent's).
-func (j fencedJournal) SaveTurn(ctx context.Context, t Turn) error {
-	return j.fenced(j.next.SaveTurn(ctx, t))
 }
 
 func (j fencedJournal) fenced(err error) error {

@@ -338,7 +338,7 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	o, release, err := s.c.Setup(ctx, info)
 	if err == nil {
 		o.Steer = &t.inbox
-		o.Journal = fencedJournal{t: t, next: s.c.Store}
+		o.Journal = fencedJournal{t: t, next: s.c.Store, owner: info.Owner}
 		o.Waiter = nil
 		hs := []event.Handler{o.Events, s.c.Events, tail}
 		if keeper != nil {

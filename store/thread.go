@@ -27,6 +27,7 @@ type settingsColumn struct {
 	EnableTools  []string `json:"enable_tools,omitempty"`
 	DisableTools []string `json:"disable_tools,omitempty"`
 	ForceTools   []string `json:"force_tools,omitempty"`
+	KBs          []string `json:"kbs,omitempty"`
 	// Output is the thread's output schema (record.Settings.Output).
 	Output json.RawMessage `json:"output,omitempty"`
 }
@@ -36,7 +37,7 @@ func settingsJSON(st record.Settings) (string, error) {
 	b, err := json.Marshal(settingsColumn{
 		Approved: st.Approved, Approval: st.Approval, Sandbox: st.Sandbox, Instructions: st.Instructions,
 		MaxRounds: st.MaxRounds, EnableTools: st.EnableTools, DisableTools: st.DisableTools, ForceTools: st.ForceTools,
-		Output: st.Output,
+		Output: st.Output, KBs: st.KBs,
 	})
 	if err != nil {
 		return "", fmt.Errorf("store: settings: %w", err)
@@ -53,7 +54,7 @@ func readSettings(raw string, st *record.Settings) error {
 	}
 	st.Approved, st.Approval, st.Sandbox, st.Instructions = c.Approved, c.Approval, c.Sandbox, c.Instructions
 	st.MaxRounds, st.EnableTools, st.DisableTools, st.ForceTools = c.MaxRounds, c.EnableTools, c.DisableTools, c.ForceTools
-	st.Output = c.Output
+	st.Output, st.KBs = c.Output, c.KBs
 	return nil
 }
 

@@ -9,7 +9,8 @@ import (
 
 // subagent commits what a sub-agent (a child turn the task tool runs) did,
 // indented under the parent's call by its depth: the tools it ran, their
-// results, its warnings, and how it ended with its own tokens and cost.
+// results, its warnings, and how it ended with its own tokens, cost and
+// thread id.
 // Its streamed text stays out: the child's answer is the call's result.
 func (m *Model) subagent(e event.Event) {
 	sub, depth := e.Sub, e.Depth
@@ -38,6 +39,10 @@ func (m *Model) subagent(e event.Event) {
 			line := fmt.Sprintf("%ssub-agent %s · %d rounds · %d tokens", pad, t.Status, t.Rounds, t.Usage.Total())
 			if t.Cost > 0 {
 				line += fmt.Sprintf(" · $%.4f", t.Cost)
+			}
+			if sub.ThreadID != "" {
+				// /trace or rein trace THREAD shows the sub-agent's turn.
+				line += " · " + sub.ThreadID
 			}
 			m.commit(s.dim.Render(line))
 		}

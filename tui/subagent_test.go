@@ -10,7 +10,7 @@ import (
 )
 
 // TestTheChatShowsASubagentIndentedUnderItsCall: a sub-agent's tools,
-// results and end (its rounds and tokens) show in the transcript, nested
+// results and end (its rounds, tokens and thread id, for /trace) show in the transcript, nested
 // by depth; its streamed text does not.
 func TestTheChatShowsASubagentIndentedUnderItsCall(t *testing.T) {
 	c := newChat(t)
@@ -24,10 +24,10 @@ func TestTheChatShowsASubagentIndentedUnderItsCall(t *testing.T) {
 		child(event.Event{Type: event.Result, Name: "grep", Status: "ok", Content: "a.go:3: TODO"}, 1),
 		// A grandchild's event arrives wrapped in its parent's.
 		child(event.Event{Type: event.Subagent, Depth: 2, Sub: &event.Event{Type: event.Result, Name: "read_file", Status: "error", Content: "no such file"}}, 1),
-		child(event.Event{Type: event.TurnCompleted, Turn: &event.TurnSummary{Status: record.StatusCompleted, Rounds: 2, Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}}}, 1),
+		child(event.Event{Type: event.TurnCompleted, ThreadID: "thread_child", Turn: &event.TurnSummary{Status: record.StatusCompleted, Rounds: 2, Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}}}, 1),
 	)
 	tr := c.transcript()
-	for _, want := range []string{"  │ ▸ grep", "  │ ✓ grep: a.go:3: TODO", "  │   │ ✗ read_file: no such file", "  │ sub-agent completed · 2 rounds · 120 tokens"} {
+	for _, want := range []string{"  │ ▸ grep", "  │ ✓ grep: a.go:3: TODO", "  │   │ ✗ read_file: no such file", "  │ sub-agent completed · 2 rounds · 120 tokens · thread_child"} {
 		if !strings.Contains(tr, want) {
 			t.Errorf("transcript lacks %q:\n%s", want, tr)
 		}

@@ -254,7 +254,7 @@ func chatBackend(f *turnFlags, file *config.File, spec provider.Spec, dir string
 		compose: &f.tools,
 	}
 	cfg := session.ThreadConfig{Workspace: dir, Model: spec.String(), Instructions: f.system, EnableTools: f.tools.enabled,
-		DisableTools: f.tools.suppressed, ForceTools: f.tools.forced, Approval: f.approval, MaxRounds: f.maxRounds}
+		DisableTools: f.tools.suppressed, ForceTools: f.tools.forced, Approval: f.approval, MaxRounds: f.maxRounds, KBs: f.tools.kbs}
 	return b, cfg
 }
 

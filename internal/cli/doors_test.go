@@ -182,6 +182,30 @@ func TestEveryDoorKeepsTraceSpansAndSeed(t *testing.T) {
 			}
 			return doorTurn{thread: th["id"].(string)}
 		}},
+		{"serve, the base picked by thread/start", func(t *testing.T, e doorEnv) doorTurn {
+			// No --kb: the thread's own knowledgeBases attach docs.
+			c, in, done := startServeStdio(t, "--model", "scripted:"+e.script, "--db", e.db, "--workspace", e.elsewhere)
+			init := c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
+			if kbs, _ := init["defaults"].(map[string]any)["knowledgeBases"].([]any); len(kbs) != 1 || kbs[0] != "docs" {
+				t.Errorf("initialize defaults.knowledgeBases = %v, want [docs]", kbs)
+			}
+			th := c.call("thread/start", map[string]any{"workspace": e.dir, "knowledgeBases": []string{"docs"}})["thread"].(map[string]any)
+			c.call("turn/start", map[string]any{"threadId": th["id"], "input": []map[string]any{{"type": "text", "text": prompt}}})
+			end := c.wait(func(m map[string]any) bool { return m["method"] == "turn/completed" })
+			if got := end["params"].(map[string]any)["turn"].(map[string]any); got["status"] != "completed" {
+				t.Errorf("turn/completed %v", got)
+			}
+			in.Close()
+			select {
+			case code := <-done:
+				if code != 0 {
+					t.Errorf("serve exited %d", code)
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("serve did not exit after its input closed")
+			}
+			return doorTurn{thread: th["id"].(string)}
+		}},
 		{"library", func(t *testing.T, e doorEnv) doorTurn {
 			// What a Go program does: the facade, one import, its model
 			// opened from a spec, one turn run to its end.

@@ -9,7 +9,7 @@ import (
 
 // subagent shows a sub-agent's progress under the task call that runs it,
 // indented by its depth: its tool calls, their results, and its end with
-// its own rounds, tokens and cost. Its pauses are shown by the waiter that
+// its own rounds, tokens, cost and thread id. Its pauses are shown by the waiter that
 // answers them.
 func (h *human) subagent(e event.Event) {
 	s, depth := e.Sub, e.Depth
@@ -36,6 +36,10 @@ func (h *human) subagent(e event.Event) {
 			parts := []string{"sub-agent " + string(t.Status), plural(t.Rounds, "round"), fmt.Sprintf("%d tokens", t.Usage.Total())}
 			if t.Cost > 0 {
 				parts = append(parts, fmt.Sprintf("$%.4f", t.Cost))
+			}
+			if s.ThreadID != "" {
+				// rein trace THREAD shows the sub-agent's own turn.
+				parts = append(parts, s.ThreadID)
 			}
 			h.writeLine(pad + h.dim(strings.Join(parts, " · ")))
 		}

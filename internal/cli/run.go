@@ -188,11 +188,11 @@ func runTurn(cmd *cobra.Command, s turnSetup) error {
 	// made them the thread's, but for another --model for this turn.
 	// Tools given by flag are this turn's too, whatever the thread chose.
 	turn := record.Settings{Workspace: s.dir, Model: s.spec.String(), Approval: f.approval, Sandbox: f.tools.sandbox,
-		MaxRounds: f.maxRounds, Instructions: f.system, EnableTools: f.tools.enabled, DisableTools: f.tools.suppressed, ForceTools: f.tools.forced}
+		MaxRounds: f.maxRounds, Instructions: f.system, EnableTools: f.tools.enabled, DisableTools: f.tools.suppressed, ForceTools: f.tools.forced, KBs: f.tools.kbs}
 	rt := agent.NewRuntime(agent.RuntimeConfig{
 		Store: st, File: s.cfg, Force: turn, MCP: m, Export: x, Log: logw,
 		Tools: agent.Tools{Capability: f.tools.capability, Exclusive: f.tools.exclusive, NoExec: !f.tools.exec,
-			Enable: f.tools.enabled, Disable: f.tools.suppressed, Force: f.tools.forced, KBs: f.tools.kbs, Attach: f.tools.attach},
+			Enable: f.tools.enabled, Disable: f.tools.suppressed, Force: f.tools.forced, Attach: f.tools.attach},
 		Base:     loop.Options{MaxOutputTokens: o.MaxOutputTokens, Budget: o.Budget, Output: s.output},
 		Provider: f.providerConfig(s.cfg, logw),
 		// Opened already: resolved by the command, or the demo's script.

@@ -245,6 +245,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		<-cronDone
 	}()
 	sc := server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults(), NamedTokens: f.named, Ready: b.ready()}
+	sc.KnowledgeBases = b.agent().KnowledgeBases
 	if threads == nil {
 		// turn/undo: the runtime's undo, whose journal is this machine's
 		// store, where the threads are unless they are in PostgreSQL.
@@ -321,7 +322,9 @@ func (b *serveBackend) agent() *agent.Runtime {
 		defaults := record.Settings{Model: f.model, Workspace: b.dir, Approval: f.approval, Sandbox: f.sandbox, MaxRounds: f.maxRounds}
 		tools := agent.Tools{Capability: defaultCapability, KBs: f.kbs}
 		if c := b.compose; c != nil {
-			tools = agent.Tools{Capability: c.capability, Exclusive: c.exclusive, NoExec: !c.exec, Force: c.forced, KBs: c.kbs, Attach: c.attach}
+			// chat's --kb are its threads' own (record.Settings.KBs), kept
+			// with each thread it makes.
+			tools = agent.Tools{Capability: c.capability, Exclusive: c.exclusive, NoExec: !c.exec, Force: c.forced, Attach: c.attach}
 			if defaults.Sandbox == "" {
 				defaults.Sandbox = c.sandbox
 			}

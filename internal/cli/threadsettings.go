@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -42,6 +44,9 @@ func (f *turnFlags) adopt(cmd *cobra.Command, th record.Thread, modelPerTurn boo
 	if err != nil {
 		return err
 	}
+	if err := f.adoptKBs(changed("kb"), th); err != nil {
+		return err
+	}
 	if other {
 		// Said, not silent.
 		fmt.Fprintf(cmd.ErrOrStderr(), "rein: thread %s runs on %s; this turn runs on %s, as --model asks\n", th.ID, th.Settings.Model, mustSpec(s.Model))
@@ -59,6 +64,25 @@ func (f *turnFlags) adopt(cmd *cobra.Command, th record.Thread, modelPerTurn boo
 		f.tools.sandbox = s.Sandbox
 	}
 	return nil
+}
+
+// adoptKBs gives the command the knowledge bases of the thread th it
+// continues, and refuses a --kb (given) that names others: a thread keeps
+// its bases, as its workspace.
+func (f *turnFlags) adoptKBs(given bool, th record.Thread) error {
+	if !given {
+		f.tools.kbs = th.Settings.KBs
+		return nil
+	}
+	if slices.Equal(f.tools.kbs, th.Settings.KBs) {
+		return nil
+	}
+	kept := "no knowledge base"
+	if len(th.Settings.KBs) > 0 {
+		kept = "--kb " + strings.Join(th.Settings.KBs, " --kb ")
+	}
+	asked := strings.Join(f.tools.kbs, " --kb ")
+	return fmt.Errorf("--kb %s: thread %s keeps %s; drop --kb to continue it, or start a new thread with rein run --kb %s PROMPT", asked, th.ID, kept, asked)
 }
 
 // mustSpec is the canonical spelling of a model spec that parsed.

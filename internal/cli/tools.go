@@ -65,7 +65,7 @@ type toolFlags struct {
 
 func (f *toolFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.kbs, "kb", nil, "attach the knowledge base NAME (mounts rag and kb_files); repeatable")
+	fl.StringArrayVar(&f.kbs, "kb", nil, "attach the knowledge base NAME (mounts rag and kb_files, seeds each turn; a thread keeps the bases it was started with); repeatable")
 	fl.BoolVar(&f.exec, "exec", true, "offer exec and code_execution where the sandbox can confine them, or where each call asks for approval (rein tools says which); --exec=false or --no-tool exec removes them")
 	fl.StringVar(&f.sandbox, "sandbox", string(sandbox.ModeWorkspaceWrite),
 		"what tools may change: read-only (no file writes; commands in bubblewrap with the workspace read-only), "+

@@ -30,6 +30,8 @@ type settingsColumn struct {
 	Sandbox      string   `json:"sandbox,omitempty"`
 	MaxRounds    int      `json:"max_rounds,omitempty"`
 	Approved     []string `json:"approved,omitempty"`
+	KBs          []string `json:"kbs,omitempty"`
+	ForceTools   []string `json:"force_tools,omitempty"`
 	// Output is the thread's output schema (record.Settings.Output), as a
 	// string: jsonb would reorder the schema's keys, and the order of its
 	// properties is the order the model is asked to answer in.
@@ -40,7 +42,7 @@ func settingsJSON(st record.Settings) ([]byte, error) {
 	b, err := json.Marshal(settingsColumn{
 		Workspace: st.Workspace, Model: st.Model, Instructions: st.Instructions, EnableTools: st.EnableTools,
 		DisableTools: st.DisableTools, Approval: st.Approval, Sandbox: st.Sandbox, MaxRounds: st.MaxRounds, Approved: st.Approved,
-		Output: string(st.Output),
+		Output: string(st.Output), KBs: st.KBs, ForceTools: st.ForceTools,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: settings: %w", err)
@@ -56,7 +58,7 @@ func readSettings(b []byte) (record.Settings, error) {
 	return record.Settings{
 		Workspace: c.Workspace, Model: c.Model, Instructions: c.Instructions, EnableTools: c.EnableTools,
 		DisableTools: c.DisableTools, Approval: c.Approval, Sandbox: c.Sandbox, MaxRounds: c.MaxRounds, Approved: c.Approved,
-		Output: outputOf(c.Output),
+		Output: outputOf(c.Output), KBs: c.KBs, ForceTools: c.ForceTools,
 	}, nil
 }
 

@@ -181,6 +181,7 @@ func testThreadsRoundTrip(t *testing.T, db DB) {
 	th := session.Thread{ID: id("thread"), Created: now, Updated: now, Settings: session.ThreadConfig{
 		Workspace: "/work", Model: "openai:gpt", Instructions: "be brief", EnableTools: []string{"a"}, DisableTools: []string{"b"},
 		Approval: "never", Sandbox: "read-only", MaxRounds: 7, Approved: []string{"exec"},
+		ForceTools: []string{"c"}, KBs: []string{"docs", "notes"},
 	}}
 	if err := s.SaveThread(ctx(t), th); err != nil {
 		t.Fatal(err)

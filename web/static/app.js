@@ -354,7 +354,7 @@ function drawHeader() {
   const v = S.cur;
   const t = v && v.thread;
   $("thread-title").textContent = t ? (t.title || "New thread") : "No thread";
-  $("thread-meta").textContent = t ? [t.id, t.workspace, t.model, t.approval && `approval ${t.approval}`, t.sandbox].filter(Boolean).join(" · ") : "";
+  $("thread-meta").textContent = t ? [t.id, t.workspace, t.model, t.approval && `approval ${t.approval}`, t.sandbox, t.knowledgeBases?.length && `kb ${t.knowledgeBases.join(", ")}`].filter(Boolean).join(" · ") : "";
 }
 
 function money(c) {
@@ -1096,6 +1096,15 @@ function init() {
     const list = $("models");
     list.replaceChildren(...(d.models || []).map((m) => { const o = h("option"); o.value = m; return o; }));
     for (const [sel, val] of [[f.approval, d.approval], [f.sandbox, d.sandbox]]) sel.options[0].textContent = val ? `the server's (${val})` : "the server's";
+    // The knowledge bases the server knows (initialize), none checked.
+    const kbs = Array.isArray(d.knowledgeBases) ? d.knowledgeBases.filter((k) => typeof k === "string") : [];
+    $("new-kbs").hidden = kbs.length === 0;
+    $("kb-list").replaceChildren(...kbs.map((name) => {
+      const l = h("label"), i = h("input");
+      i.type = "checkbox"; i.name = "kb"; i.value = name;
+      l.append(i, h("span", null, name));
+      return l;
+    }));
     dlg.showModal();
   });
   $("new-cancel").addEventListener("click", () => dlg.close());
@@ -1107,6 +1116,8 @@ function init() {
       const x = String(f.get(k) || "").trim();
       if (x) params[k] = x;
     }
+    const kbs = f.getAll("kb").map(String);
+    if (kbs.length) params.knowledgeBases = kbs;
     try {
       const r = await client.call("thread/start", params);
       dlg.close();
