@@ -124,8 +124,16 @@ func (r *run) handOn() *Carry {
 	return k
 }
 
+// turnRoom is the room contextOf leaves after a thread's context: the
+// items of a turn of up to three rounds of one call (input, calls,
+// results, answer). Room for a long turn would be copied, zeroed and
+// collected at every turn's start for the few turns that use it: a
+// 1,000-round thread's context is 2,001 items, and 128 items of room were
+// 6 % of its bytes.
+const turnRoom = 8
+
 // carryMin is the shortest history whose items a Carry keeps. A Carry
-// keeps the room beyond them too (up to 128 items, or what append last
+// keeps the room beyond them too (turnRoom items, or what append last
 // grew), held as long as the thread is: worth it for a long thread, whose
 // copy it saves, but not for a short one (a server holds many idle
 // threads), which costs little to copy.
@@ -206,9 +214,9 @@ func addCallIDs(ids map[string]struct{}, h []llm.Item) {
 
 // contextOf returns the history to send for a new turn: everything from the
 // latest compaction on except earlier turns' directives, in a slice the
-// engine owns, with room for a long turn (two items a round) so rounds
-// append without copying it again. Runs between directives are copied
-// whole.
+// engine owns, with room for a short turn's items (turnRoom); a longer turn
+// grows it as append does (by a quarter of a long context, so once for
+// hundreds of rounds). Runs between directives are copied whole.
 func contextOf(h []llm.Item) []llm.Item {
 	from := 0
 	for i := len(h) - 1; i >= 0; i-- {
@@ -217,7 +225,7 @@ func contextOf(h []llm.Item) []llm.Item {
 			break
 		}
 	}
-	out := make([]llm.Item, 0, len(h)-from+128)
+	out := make([]llm.Item, 0, len(h)-from+turnRoom)
 	run := from
 	for i := from; i < len(h); i++ {
 		if h[i].Origin == llm.OriginDirective {
