@@ -124,13 +124,14 @@ func (r *run) handOn() *Carry {
 	return k
 }
 
-// turnRoom is the room contextOf leaves after a thread's context: the
-// items of a turn of up to three rounds of one call (input, calls,
-// results, answer). Room for a long turn would be copied, zeroed and
-// collected at every turn's start for the few turns that use it: a
-// 1,000-round thread's context is 2,001 items, and 128 items of room were
-// 6 % of its bytes.
-const turnRoom = 8
+// turnRoom is the room contextOf leaves after a thread's context: a few
+// short turns' items (a turn of one call is four: input, call, result,
+// answer), which a thread going on with a Carry appends in place. Room
+// for a long turn would be copied, zeroed and collected at every such
+// turn's start for the few turns that use it: a 1,000-round thread's
+// context is 2,001 items, and 128 items of room were 6 % of its bytes; a
+// longer turn grows the array as append does, by a quarter.
+const turnRoom = 16
 
 // carryMin is the shortest history whose items a Carry keeps. A Carry
 // keeps the room beyond them too (turnRoom items, or what append last
