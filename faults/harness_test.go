@@ -349,7 +349,7 @@ func partsJSON(t *testing.T, it llm.Item) string {
 func itemIDs(items []llm.Item) string {
 	ids := make([]string, len(items))
 	for i, it := range items {
-		ids[i] = it.ID + ":" + string(it.Role)
+		ids[i] = it.ID + ":" + it.Role.String()
 	}
 	return strings.Join(ids, " ")
 }

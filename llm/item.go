@@ -2,38 +2,45 @@ package llm
 
 import "encoding/json"
 
-// Role says who an item speaks for.
-type Role string
+// Role says who an item speaks for. It is a small integer so that an
+// [Item] stays small (a long thread's context is copied at a new turn's
+// start); in JSON, SQL and text it is its name ("user", "assistant",
+// "tool"; the zero value is ""), see role.go.
+type Role uint8
 
 // Roles of history items. System prompts are not items: they travel in
 // [Request.System] so they stay byte-stable across a turn.
 const (
-	RoleUser      Role = "user"
-	RoleAssistant Role = "assistant"
+	// RoleNone is the zero value, written "": no item of a valid history
+	// has it.
+	RoleNone Role = iota
+	RoleUser
+	RoleAssistant
 	// RoleTool items hold exactly one result part answering one call.
-	RoleTool Role = "tool"
+	RoleTool
 )
 
 // Origin says where a user-role item came from. The zero value is input typed
-// by the user.
-type Origin string
+// by the user. Like [Role] it is a small integer written as its name
+// ("", "directive", "marker", "steer", "compaction"), see role.go.
+type Origin uint8
 
 // Origins of user-role items.
 const (
-	OriginInput Origin = ""
+	OriginInput Origin = iota
 	// OriginDirective marks text the engine added to steer the model (settle,
 	// finish, continue, nudge, resume). Directives are kept in the turn that
 	// needed them and left out of the context of later turns.
-	OriginDirective Origin = "directive"
+	OriginDirective
 	// OriginMarker marks a note about the conversation itself, such as "the
 	// previous turn was interrupted". Markers are kept in later turns.
-	OriginMarker Origin = "marker"
+	OriginMarker
 	// OriginSteer marks input the user added while the turn was running.
-	OriginSteer Origin = "steer"
+	OriginSteer
 	// OriginCompaction marks a compaction: the handoff summary that stands
 	// for the history before it (DESIGN §8). Requests start from the latest
 	// one, in the turn that wrote it and in later turns.
-	OriginCompaction Origin = "compaction"
+	OriginCompaction
 )
 
 // Item is one entry of history: a user message, an assistant message (text,

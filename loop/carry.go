@@ -124,8 +124,22 @@ func (r *run) handOn() *Carry {
 	return k
 }
 
+// turnRoom is the least room contextOf leaves after a thread's context: a
+// few short turns' items (a turn of one call is four: input, call, result,
+// answer), which a thread going on with a Carry appends in place. To it
+// contextOf adds a sixteenth of the context (roomShare), so that on a long
+// thread a turn of many rounds does not copy the context a second time
+// when it outgrows the room, while a short thread's turn start allocates
+// and zeroes little: the room is what a turn on a short thread mostly
+// costs (128 items, 8 KB, were half of a 1-round turn on an empty thread),
+// and on a long one a sixteenth of the bytes its copy costs anyway.
+const (
+	turnRoom  = 16
+	roomShare = 16
+)
+
 // carryMin is the shortest history whose items a Carry keeps. A Carry
-// keeps the room beyond them too (up to 128 items, or what append last
+// keeps the room beyond them too (what contextOf left, or what append last
 // grew), held as long as the thread is: worth it for a long thread, whose
 // copy it saves, but not for a short one (a server holds many idle
 // threads), which costs little to copy.
@@ -206,9 +220,9 @@ func addCallIDs(ids map[string]struct{}, h []llm.Item) {
 
 // contextOf returns the history to send for a new turn: everything from the
 // latest compaction on except earlier turns' directives, in a slice the
-// engine owns, with room for a long turn (two items a round) so rounds
-// append without copying it again. Runs between directives are copied
-// whole.
+// engine owns, with room for a short turn's items and a sixteenth of the
+// context (turnRoom, roomShare); a longer turn grows it as append does.
+// Runs between directives are copied whole.
 func contextOf(h []llm.Item) []llm.Item {
 	from := 0
 	for i := len(h) - 1; i >= 0; i-- {
@@ -217,7 +231,8 @@ func contextOf(h []llm.Item) []llm.Item {
 			break
 		}
 	}
-	out := make([]llm.Item, 0, len(h)-from+128)
+	n := len(h) - from
+	out := make([]llm.Item, 0, n+turnRoom+n/roomShare)
 	run := from
 	for i := from; i < len(h); i++ {
 		if h[i].Origin == llm.OriginDirective {

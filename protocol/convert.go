@@ -89,7 +89,7 @@ func UsageOf(u llm.Usage) Usage {
 
 // ItemOf is a history item on the wire: a completed item.
 func ItemOf(it *llm.Item) Item {
-	w := Item{ID: it.ID, TurnID: it.TurnID, Origin: string(it.Origin), Status: "completed"}
+	w := Item{ID: it.ID, TurnID: it.TurnID, Origin: it.Origin.String(), Status: "completed"}
 	switch it.Role {
 	case llm.RoleAssistant:
 		w.Type = ItemAgentMessage

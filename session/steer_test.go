@@ -156,10 +156,10 @@ func describe(items []llm.Item) string {
 	var b []byte
 	for _, it := range items {
 		b = append(b, '[')
-		b = append(b, it.Role...)
-		if it.Origin != "" {
+		b = append(b, it.Role.String()...)
+		if it.Origin != llm.OriginInput {
 			b = append(b, '/')
-			b = append(b, it.Origin...)
+			b = append(b, it.Origin.String()...)
 		}
 		if r := it.Result(); r != nil {
 			b = append(b, " result "+r.CallID...)

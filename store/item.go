@@ -72,7 +72,7 @@ ON CONFLICT (thread, id) DO UPDATE SET
 	turn = excluded.turn, role = excluded.role, origin = excluded.origin,
 	pending = excluded.pending, parts = excluded.parts
 WHERE items.pending`,
-		threadID, it.ID, it.TurnID, string(it.Role), string(it.Origin), e.pending, e.parts, now)
+		threadID, it.ID, it.TurnID, it.Role.String(), it.Origin.String(), e.pending, e.parts, now)
 	if err != nil {
 		if isForeignKey(err) {
 			return fmt.Errorf("thread %s: %w", threadID, ErrNotFound)
@@ -139,7 +139,12 @@ func queryItems(ctx context.Context, q querier, where string, args ...any) ([]ll
 		if err := rows.Scan(&it.ID, &it.TurnID, &role, &origin, &parts); err != nil {
 			return nil, fmt.Errorf("store: items: %w", err)
 		}
-		it.Role, it.Origin = llm.Role(role), llm.Origin(origin)
+		if it.Role, err = llm.ParseRole(role); err != nil {
+			return nil, fmt.Errorf("store: item %s: %w", it.ID, err)
+		}
+		if it.Origin, err = llm.ParseOrigin(origin); err != nil {
+			return nil, fmt.Errorf("store: item %s: %w", it.ID, err)
+		}
 		if err := json.Unmarshal(parts, &it.Parts); err != nil {
 			return nil, fmt.Errorf("store: item %s: %w", it.ID, err)
 		}

@@ -170,7 +170,7 @@ func (h *eventLog) inputs() []string {
 	var out []string
 	for _, e := range h.events {
 		if e.Type == event.ItemAdded && e.Item.Role == llm.RoleUser && (e.Item.Origin == llm.OriginInput || e.Item.Origin == llm.OriginSteer) {
-			out = append(out, string(e.Item.Origin)+":"+e.Item.Text())
+			out = append(out, e.Item.Origin.String()+":"+e.Item.Text())
 		}
 	}
 	return out

@@ -104,7 +104,7 @@ rounds:
 	h.verify()
 	var sent []string
 	for _, it := range h.model.Requests()[1].Items {
-		sent = append(sent, string(it.Role)+":"+it.Text())
+		sent = append(sent, it.Role.String()+":"+it.Text())
 	}
 	if got := strings.Join(sent, " | "); got != "user:my name is Ann | assistant:Hello Ann. | user:who am I" {
 		t.Errorf("second turn's request = %s", got)

@@ -268,7 +268,7 @@ func TestEveryDoorKeepsTraceSpansAndSeed(t *testing.T) {
 			}
 			var shape []string
 			for _, it := range items {
-				s := string(it.Role)
+				s := it.Role.String()
 				for _, c := range it.Calls() {
 					s += " call " + c.Name
 				}

@@ -253,7 +253,7 @@ func writeItem(w io.Writer, it llm.Item) {
 	case llm.RoleUser:
 		label := map[llm.Origin]string{llm.OriginInput: ">", llm.OriginSteer: "> (steer)", llm.OriginDirective: "[directive]", llm.OriginMarker: "[marker]"}[it.Origin]
 		if label == "" {
-			label = "[" + string(it.Origin) + "]"
+			label = "[" + it.Origin.String() + "]"
 		}
 		fmt.Fprintf(w, "%s %s\n", label, indent(strings.TrimSpace(it.Text())))
 	case llm.RoleAssistant:

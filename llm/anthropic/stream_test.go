@@ -419,7 +419,7 @@ func show(v any) string {
 		}
 	case []llm.Item:
 		for _, it := range x {
-			b.WriteString("  " + string(it.Role) + ":")
+			b.WriteString("  " + it.Role.String() + ":")
 			for _, p := range it.Parts {
 				b.WriteString(showPart(p))
 			}

@@ -231,7 +231,7 @@ func TestChatBodyErrorsAsTheSDKPath(t *testing.T) {
 	c := NewChat(Options{Model: "m"})
 	for _, req := range []*llm.Request{
 		{Items: []llm.Item{{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.PartText, Text: "no result"}}}}},
-		{Items: []llm.Item{{Role: "robot"}}},
+		{Items: []llm.Item{{Role: llm.Role(200)}}}, // a role without a name
 		{Items: []llm.Item{llm.UserText("hi")}, Tools: []llm.ToolSpec{{Name: "bad", Schema: json.RawMessage(`[1,2]`)}}},
 		{Items: []llm.Item{llm.UserText("hi")}, Tools: []llm.ToolSpec{{Name: "bad", Schema: json.RawMessage(`{`)}}},
 	} {

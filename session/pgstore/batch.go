@@ -232,7 +232,7 @@ func (s *Store) writeBatch(ctx context.Context, batch []*recordOp, errs []error)
 		n++
 		nitems[op.threadID] = n
 		cThread, cSeq, cID, cTurn = append(cThread, op.threadID), append(cSeq, n), append(cID, it.ID), append(cTurn, it.TurnID)
-		cRole, cOrigin, cParts = append(cRole, string(it.Role)), append(cOrigin, string(it.Origin)), append(cParts, string(op.parts))
+		cRole, cOrigin, cParts = append(cRole, it.Role.String()), append(cOrigin, it.Origin.String()), append(cParts, string(op.parts))
 		cPending = append(cPending, it.Role == llm.RoleTool && res != nil && res.Status == llm.ResultPending)
 		if it.Role == llm.RoleUser && it.Origin == llm.OriginInput && titles[op.threadID] == "" {
 			titles[op.threadID] = shortTitle(it.Text())

@@ -121,7 +121,7 @@ func putItem(ctx context.Context, tx pgx.Tx, threadID string, n int64, it llm.It
 	if it.Role == llm.RoleTool {
 		// Only a result replaces an item: the answer of a placeholder.
 		tag, err := tx.Exec(ctx, `UPDATE items SET turn = $3, role = $4, origin = $5, pending = $6, parts = $7 WHERE thread = $1 AND id = $2 AND pending`,
-			threadID, it.ID, it.TurnID, string(it.Role), string(it.Origin), pending, string(parts))
+			threadID, it.ID, it.TurnID, it.Role.String(), it.Origin.String(), pending, string(parts))
 		if err != nil {
 			return 0, fmt.Errorf("pgstore: item %s: %w", it.ID, err)
 		}
@@ -131,7 +131,7 @@ func putItem(ctx context.Context, tx pgx.Tx, threadID string, n int64, it llm.It
 		tag, err := tx.Exec(ctx, `
 INSERT INTO items (thread, seq, id, turn, role, origin, pending, parts, created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (thread, id) DO NOTHING`,
-			threadID, n+1, it.ID, it.TurnID, string(it.Role), string(it.Origin), pending, string(parts), now)
+			threadID, n+1, it.ID, it.TurnID, it.Role.String(), it.Origin.String(), pending, string(parts), now)
 		if err != nil {
 			return 0, fmt.Errorf("pgstore: item %s: %w", it.ID, err)
 		}

@@ -378,7 +378,12 @@ func queryItems(ctx context.Context, q pgx.Tx, where string, args ...any) ([]llm
 		if err := rows.Scan(&it.ID, &it.TurnID, &role, &origin, &parts); err != nil {
 			return nil, fmt.Errorf("pgstore: items: %w", err)
 		}
-		it.Role, it.Origin = llm.Role(role), llm.Origin(origin)
+		if it.Role, err = llm.ParseRole(role); err != nil {
+			return nil, fmt.Errorf("pgstore: item %s: %w", it.ID, err)
+		}
+		if it.Origin, err = llm.ParseOrigin(origin); err != nil {
+			return nil, fmt.Errorf("pgstore: item %s: %w", it.ID, err)
+		}
 		if err := json.Unmarshal([]byte(parts), &it.Parts); err != nil {
 			return nil, fmt.Errorf("pgstore: item %s: %w", it.ID, err)
 		}

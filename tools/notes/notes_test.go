@@ -48,14 +48,14 @@ func conversation(t *testing.T, st *store.Store) string {
 	call := llm.Call{ID: "c1", Name: "rag", Args: `{}`}
 	items := []llm.Item{
 		item("t1", "i1", llm.RoleUser, llm.OriginInput, "first question"),
-		item("t1", "i2", llm.RoleAssistant, "", "first answer"),
+		item("t1", "i2", llm.RoleAssistant, llm.OriginInput, "first answer"),
 		item("t2", "i3", llm.RoleUser, llm.OriginInput, "second question\n\n"+kb.SeedHeader+"\n\n## docs\nseeded passage"),
-		item("t2", "i4", llm.RoleAssistant, "", "let me look", call),
+		item("t2", "i4", llm.RoleAssistant, llm.OriginInput, "let me look", call),
 		{ID: "i5", TurnID: "t2", Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.PartResult, Result: &llm.Result{CallID: "c1", Name: "rag", Content: "tool output"}}}},
 		item("t2", "i6", llm.RoleUser, llm.OriginDirective, "settle now"),
-		item("t2", "i7", llm.RoleAssistant, "", "second answer"),
+		item("t2", "i7", llm.RoleAssistant, llm.OriginInput, "second answer"),
 		item("t3", "i8", llm.RoleUser, llm.OriginInput, "third question"),
-		item("t3", "i9", llm.RoleAssistant, "", "third answer"),
+		item("t3", "i9", llm.RoleAssistant, llm.OriginInput, "third answer"),
 		item("t4", "i10", llm.RoleUser, llm.OriginInput, "fourth question"),
 	}
 	for _, it := range items {
