@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -218,9 +219,30 @@ func (a *chatAssembler) callFragmentOf(tc gjson.Result, position int64, whole bo
 
 func stringOf(v gjson.Result) string {
 	if v.Type == gjson.String {
-		return v.Str
+		return validText(v.Str)
 	}
 	return ""
+}
+
+// validText is s with each byte that is not part of valid UTF-8 replaced
+// by U+FFFD, as encoding/json decodes a string (the SDK's reading, and
+// what the store writes back): a stream's text reads the same live and
+// stored.
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
 }
 
 // reasoningField reads a reasoning field compatible servers add to a
@@ -235,8 +257,9 @@ func (a *chatAssembler) reasoningField(name string, v gjson.Result, emit func(ll
 	}
 	// Servers that send both carry the same text twice; keep the first.
 	if a.reasoningFields[0] == name {
-		a.reasoning = append(a.reasoning, v.Str...)
-		emit(llm.Event{Kind: llm.EventReasoning, Delta: v.Str})
+		text := validText(v.Str)
+		a.reasoning = append(a.reasoning, text...)
+		emit(llm.Event{Kind: llm.EventReasoning, Delta: text})
 	}
 }
 
