@@ -39,6 +39,12 @@ const MaxSchemaFile = 64 << 10
 // it is): a regular file of at most MaxSchemaFile bytes, whose schema
 // compiles.
 func ReadSchema(path string) (*llm.Output, error) {
+	// Looked at before it is opened: opening a FIFO waits for a writer.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file; give a JSON Schema file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

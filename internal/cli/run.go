@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -24,6 +22,7 @@ import (
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/telemetry"
+	"github.com/reinhq/rein/tui"
 )
 
 func newRunCmd() *cobra.Command {
@@ -93,18 +92,15 @@ func newRunCmd() *cobra.Command {
 }
 
 // readSchema reads the structured answer --schema names, or nil without
-// one.
+// one, as the chat's /schema does (a regular file, bounded, a schema that
+// compiles).
 func readSchema(path string) (*llm.Output, error) {
 	if path == "" {
 		return nil, nil
 	}
-	raw, err := os.ReadFile(path)
+	o, err := tui.ReadSchema(path)
 	if err != nil {
 		return nil, fmt.Errorf("--schema: %w", err)
-	}
-	o, err := llm.OutputFromSchema(raw, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
-	if err != nil {
-		return nil, fmt.Errorf("--schema %s: %w", path, err)
 	}
 	return o, nil
 }
