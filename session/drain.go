@@ -43,12 +43,7 @@ func (s *Scheduler) Draining() bool { return s.draining.Load() }
 
 // runners counts the threads whose runner goroutine runs.
 func (s *Scheduler) runners() int {
-	s.mu.Lock()
-	threads := make([]*thread, 0, len(s.threads))
-	for _, th := range s.threads {
-		threads = append(threads, th)
-	}
-	s.mu.Unlock()
+	threads := s.loadedThreads()
 	n := 0
 	for _, th := range threads {
 		th.mu.Lock()
@@ -68,12 +63,7 @@ func (s *Scheduler) handOverAll() int {
 	if !ok {
 		return 0
 	}
-	s.mu.Lock()
-	threads := make([]*thread, 0, len(s.threads))
-	for _, th := range s.threads {
-		threads = append(threads, th)
-	}
-	s.mu.Unlock()
+	threads := s.loadedThreads()
 	n := 0
 	for _, th := range threads {
 		th.mu.Lock()
@@ -141,4 +131,16 @@ func (g gate) Handle(e event.Event) {
 // yielded reports whether a run's outcome is a hand-over.
 func yielded(out *loop.Outcome, t *turnRun) bool {
 	return t.gone.Load() || (out != nil && out.StopReason == loop.StopYielded)
+}
+
+// loadedThreads is a snapshot of the threads the scheduler holds, to walk
+// without holding s.mu.
+func (s *Scheduler) loadedThreads() []*thread {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	threads := make([]*thread, 0, len(s.threads))
+	for _, th := range s.threads {
+		threads = append(threads, th)
+	}
+	return threads
 }
