@@ -62,20 +62,11 @@ func (c *conn) checkKBs(ctx context.Context, names []string) ([]string, error) {
 			case len(known) > 0:
 				list = strings.Join(known, ", ")
 			}
-			return nil, invalidParams("knowledge base %q is not one this server knows; known: %s", shorten(name), list)
+			return nil, invalidParams("knowledge base %q is not one this server knows; known: %s", clip(name), list)
 		}
 		if !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
 	return out, nil
-}
-
-// shorten bounds a client's string quoted back in an error.
-func shorten(s string) string {
-	const max = 80
-	if len(s) > max {
-		return s[:max] + "…"
-	}
-	return s
 }
