@@ -55,7 +55,7 @@ func writeFile(ctx context.Context, ws *sandbox.Workspace, in writeInput) (tool.
 	if old != nil && old.Size() <= maxMetaDiffInput && len(in.Content) <= maxMetaDiffInput {
 		// For the UI's diff only: a file that cannot be read is written
 		// all the same, without one.
-		before, _ = ws.ReadFile(rel)
+		before = readBounded(ws, rel, maxMetaDiffInput)
 	}
 	if err := ws.WriteFile(rel, []byte(in.Content), 0o644); err != nil {
 		return tool.Output{}, explain(rel, err)

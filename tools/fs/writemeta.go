@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/reinhq/rein/sandbox"
 )
 
 // Bounds of the diff write_file gives the UIs when it replaces a file.
@@ -45,6 +48,22 @@ func replacedMeta(rel string, before []byte, after string) json.RawMessage {
 	}
 	b, err := json.Marshal(WriteMeta{Diff: d})
 	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// readBounded reads the file at rel for the diff, nil when it cannot be
+// read or has grown past limit since its size was looked at (it is read
+// through a limit, never whole).
+func readBounded(ws *sandbox.Workspace, rel string, limit int64) []byte {
+	f, err := ws.Open(rel)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil || int64(len(b)) > limit {
 		return nil
 	}
 	return b
