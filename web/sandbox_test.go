@@ -114,7 +114,10 @@ func TestStreamedMarkdownMatchesWholeMarkdown(t *testing.T) {
 	r := newRig(t)
 	ctx, _ := browser(t, 800, 600)
 	do(t, ctx, "page", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`))
-	text := "# Title\n\nA paragraph with `code` and **bold**.\nSecond line.\n\n```go\nfunc main() {\n\n\tfmt.Println(\"x\")\n}\n```\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n> quoted\n> more\n\n````\n```nested```\n````\n\nThe end.\n"
+	text := "# Title\n\nA paragraph with `code` and **bold**.\nSecond line.\n\n```go\nfunc main() {\n\n\tfmt.Println(\"x\")\n}\n```\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n> quoted\n> more\n\n````\n```nested```\n````\n\n" +
+		"```js\nconst a = 1; /* a comment\nover lines */ let s = `a template\nover lines`;\n// don't\nx = \"q\" + '/*' + 2.5; `\n/* open\nstill */ y\n```\n\n" +
+		"```python\n# hash comment\ns = 'it''s' # more\n```\n\n```\nplain\ntext `\n```\n\n" +
+		"1. first\n2. second with **bold**\n   and more\n3. third\n\nA long\nparagraph with *italic*\nover lines\n\n| x | y |\n|---|---|\n| 1 | 2 |\n| 3 | `4` |\n\nThe end.\n"
 	for _, chunk := range []int{1, 3, 7, 16} {
 		got := eval[string](t, ctx, fmt.Sprintf(`import("/assets/md.js").then(({render}) => {
 			const text = %s, whole = document.createElement("div"), streamed = document.createElement("div");

@@ -19,6 +19,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync/atomic"
 
 	"github.com/reinhq/rein/trace"
 )
@@ -33,14 +34,27 @@ type asset struct {
 	etag     string
 }
 
-// assets are the page's files by URL path ("/" is index.html).
-var assets = func() map[string]*asset {
+// assets are the page's files by URL path ("/" is index.html): the
+// embedded ones, or another set a benchmark serves to compare pages in one
+// run (export_test.go).
+var assets atomic.Pointer[map[string]*asset]
+
+func init() {
+	m, err := load(static, "static")
+	if err != nil {
+		panic(fmt.Sprintf("web: embedded assets: %v", err)) // the embed is fixed at build time
+	}
+	assets.Store(&m)
+}
+
+// load reads the page's files under dir of fsys and gzips each once.
+func load(fsys fs.FS, dir string) (map[string]*asset, error) {
 	m := map[string]*asset{}
-	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := static.ReadFile(p)
+		b, err := fs.ReadFile(fsys, p)
 		if err != nil {
 			return err
 		}
@@ -54,18 +68,15 @@ var assets = func() map[string]*asset {
 			ct = "application/octet-stream"
 		}
 		a := &asset{body: b, gz: gz.Bytes(), ctype: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
-		url := "/assets/" + strings.TrimPrefix(p, "static/")
-		if p == "static/index.html" {
+		url := "/assets/" + strings.TrimPrefix(p, dir+"/")
+		if url == "/assets/index.html" {
 			url = "/"
 		}
 		m[url] = a
 		return nil
 	})
-	if err != nil {
-		panic(fmt.Sprintf("web: embedded assets: %v", err)) // the embed is fixed at build time
-	}
-	return m
-}()
+	return m, err
+}
 
 // traceScripts are the CSP hashes of the inline scripts of the trace page
 // (package trace), which the page shows in a sandboxed frame: a srcdoc
@@ -92,7 +103,7 @@ func Policy(host string) string {
 
 // Has reports whether p is the path of one of the page's files.
 func Has(p string) bool {
-	_, ok := assets[p]
+	_, ok := (*assets.Load())[p]
 	return ok
 }
 
@@ -100,7 +111,7 @@ func Has(p string) bool {
 // it, with an ETag so a reload revalidates instead of downloading. A path
 // that is not one of the page's files is 404.
 func Serve(w http.ResponseWriter, r *http.Request) {
-	a, ok := assets[r.URL.Path]
+	a, ok := (*assets.Load())[r.URL.Path]
 	if !ok {
 		http.NotFound(w, r)
 		return
@@ -149,7 +160,7 @@ func acceptsGzip(r *http.Request) bool {
 // Size returns the bytes of the page's files as sent to a client that
 // takes gzip, and their total uncompressed (bench/RESULTS.md).
 func Size() (gzipped, plain int) {
-	for _, a := range assets {
+	for _, a := range *assets.Load() {
 		gzipped += len(a.gz)
 		plain += len(a.body)
 	}

@@ -42,8 +42,11 @@ export function blocks(text) {
 // render renders text into el, reusing the nodes of blocks that did not
 // change since the last call with the same el. A streamed answer grows at
 // its end: when text extends the last one rendered, only its last block
-// onwards is split again and rebuilt, so a long answer costs the same per
-// frame at its end as at its start.
+// onwards is split again, and that block, when it grew as the same kind
+// (a paragraph, a list, a table or fenced code), keeps the nodes of what
+// in it is final and rebuilds only its last line, item or row (extend
+// below): a paint costs the same at the end of a long answer, or a long
+// code block, as at its start.
 export function render(el, text) {
   const prev = el._md;
   let base = 0;
@@ -55,11 +58,78 @@ export function render(el, text) {
   let i = base;
   while (i < srcs.length && i < old.length && srcs[i] === old[i]) i++;
   const nodes = el.childNodes;
-  while (nodes.length > i) el.lastChild.remove();
+  while (nodes.length > i + 1) el.lastChild.remove();
+  if (nodes.length > i && !(i === old.length - 1 && i < srcs.length && extend(nodes[i], old[i], srcs[i]))) el.lastChild.remove();
   const frag = document.createDocumentFragment();
-  for (let j = i; j < srcs.length; j++) frag.appendChild(block(srcs[j]));
+  for (let j = nodes.length; j < srcs.length; j++) frag.appendChild(block(srcs[j]));
   el.appendChild(frag);
   el._md = { text, srcs, starts };
+}
+
+// kind is what block makes of a block's lines, and the fence's opening
+// match for fenced code.
+function kind(lines) {
+  const first = lines[0];
+  const m = /^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/.exec(first);
+  if (m) return { k: "fence", m };
+  if (lines.length === 1 && /^\s{0,3}(#{1,6})\s+(.*)$/.test(first)) return { k: "heading" };
+  if (lines.length === 1 && /^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(first)) return { k: "hr" };
+  if (lines.every(l => /^\s{0,3}>/.test(l))) return { k: "quote" };
+  if (/^\s{0,3}([-*+]|\d{1,9}[.)])\s+/.test(first)) return { k: "list" };
+  if (lines.length >= 2 && /^\s*\|?.*\|.*$/.test(first) && /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/.test(lines[1])) return { k: "table" };
+  return { k: "p" };
+}
+
+// extend makes e, the element block made of src, the element of next,
+// which extends src, changing only its end, and reports whether it could:
+// the same kind of block whose earlier lines, items, rows or highlighted
+// code are final. Otherwise the caller builds next afresh.
+function extend(e, src, next) {
+  if (!next.startsWith(src) || !e._tail) return false;
+  const a = src.split("\n"), b = next.split("\n");
+  const ka = kind(a), kb = kind(b);
+  if (ka.k !== kb.k || e._tail.k !== ka.k) return false;
+  const t = e._tail;
+  if (ka.k === "p") {
+    // Lines are rendered one by one: the last one may have grown.
+    while (e.childNodes.length > t.at) e.lastChild.remove();
+    paraLines(e, b, a.length - 1);
+    return true;
+  }
+  if (ka.k === "list") {
+    const ordered = /^\s{0,3}\d/.test(a[0]);
+    if (ordered !== /^\s{0,3}\d/.test(b[0]) || (ordered && parseInt(a[0], 10) !== parseInt(b[0], 10))) return false;
+    // Items before the last are final: the next one has begun.
+    e.lastChild.remove();
+    items(e, b, t.from);
+    return true;
+  }
+  if (ka.k === "table") {
+    if (a[0] !== b[0] || a[1] !== b[1]) return false;
+    const body = e.tBodies[0];
+    if (a.length > 2) body.lastChild.remove();
+    rows(body, b, Math.max(2, a.length - 1));
+    return true;
+  }
+  if (ka.k === "fence") {
+    if (a[0] !== b[0] || closes(a, ka.m)) return false;
+    const code = e.firstChild;
+    let body = b.slice(1);
+    if (body.length && closes(b, kb.m)) body = body.slice(0, -1);
+    const text = body.join("\n");
+    if (text.length > 100000 || !text.startsWith(t.text.slice(0, t.done))) return false;
+    while (code.childNodes.length > t.at) code.lastChild.remove();
+    t.done = highlight(code, text, kb.m[2], t.done);
+    t.at = code.childNodes.length - code._tailNodes;
+    t.text = text;
+    return true;
+  }
+  return false;
+}
+
+// closes reports whether fenced lines end with their closing fence.
+function closes(lines, m) {
+  return lines.length > 1 && lines[lines.length - 1].trimStart().startsWith(m[1]);
 }
 
 function h(tag, cls, text) {
@@ -69,79 +139,106 @@ function h(tag, cls, text) {
   return e;
 }
 
-// block renders one block source as one element.
+// block renders one block source as one element. Paragraphs, lists,
+// tables and fenced code keep in _tail where their final part ends, for
+// extend.
 function block(src) {
   const lines = src.split("\n");
   const first = lines[0];
-  let m = /^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/.exec(first);
-  if (m) {
+  const kd = kind(lines);
+  if (kd.k === "fence") {
+    const m = kd.m;
     let body = lines.slice(1);
-    if (body.length && body[body.length - 1].trimStart().startsWith(m[1])) body = body.slice(0, -1);
+    if (closes(lines, m)) body = body.slice(0, -1);
     const pre = h("pre");
     const code = h("code");
     if (m[2]) code.dataset.lang = m[2];
-    highlight(code, body.join("\n"), m[2]);
+    const text = body.join("\n");
+    const done = highlight(code, text, m[2], 0);
     pre.appendChild(code);
+    pre._tail = { k: "fence", text, done, at: code.childNodes.length - code._tailNodes };
     return pre;
   }
-  m = /^\s{0,3}(#{1,6})\s+(.*)$/.exec(first);
-  if (m && lines.length === 1) {
+  if (kd.k === "heading") {
+    const m = /^\s{0,3}(#{1,6})\s+(.*)$/.exec(first);
     const e = h("h" + Math.min(m[1].length + 1, 4));
     inline(e, m[2].replace(/\s+#+\s*$/, ""));
     return e;
   }
-  if (lines.length === 1 && /^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(first)) return h("hr");
-  if (lines.every(l => /^\s{0,3}>/.test(l))) {
+  if (kd.k === "hr") return h("hr");
+  if (kd.k === "quote") {
     const q = h("blockquote");
     const inner = h("div", "md");
     render(inner, lines.map(l => l.replace(/^\s{0,3}>\s?/, "")).join("\n"));
     q.appendChild(inner);
     return q;
   }
-  if (/^\s{0,3}([-*+]|\d{1,9}[.)])\s+/.test(first)) return list(lines);
-  if (lines.length >= 2 && /^\s*\|?.*\|.*$/.test(first) && /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/.test(lines[1])) return table(lines);
+  if (kd.k === "list") return list(lines);
+  if (kd.k === "table") return table(lines);
   const p = h("p");
-  lines.forEach((l, k) => {
-    if (k) p.appendChild(document.createElement("br"));
-    inline(p, l);
-  });
+  p._tail = { k: "p", at: 0 };
+  paraLines(p, lines, 0);
   return p;
 }
 
-function list(lines) {
-  const ordered = /^\s{0,3}\d/.test(lines[0]);
+// paraLines appends the lines of a paragraph from the k-th on, each
+// line's inline markdown after a line break, and notes where the last
+// begins.
+function paraLines(p, ls, k) {
+  for (; k < ls.length; k++) {
+    if (k === ls.length - 1) p._tail.at = p.childNodes.length;
+    if (k) p.appendChild(document.createElement("br"));
+    inline(p, ls[k]);
+  }
+}
+
+function list(ls) {
+  const ordered = /^\s{0,3}\d/.test(ls[0]);
   const e = h(ordered ? "ol" : "ul");
   if (ordered) {
-    const n = parseInt(lines[0], 10);
+    const n = parseInt(ls[0], 10);
     if (n > 1) e.start = n;
   }
+  e._tail = { k: "list", from: 0 };
+  items(e, ls, 0);
+  return e;
+}
+
+// items appends the list items of ls that begin at line from or later,
+// and notes where the last begins.
+function items(e, ls, from) {
   let li = null;
   let buf = [];
   const end = () => { if (li) { inline(li, buf.join(" ")); e.appendChild(li); } };
-  for (const l of lines) {
-    const m = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(l);
-    if (m) { end(); li = h("li"); buf = [m[2]]; } else buf.push(l.trim());
+  for (let k = from; k < ls.length; k++) {
+    const m = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(ls[k]);
+    if (m) { end(); li = h("li"); buf = [m[2]]; e._tail.from = k; } else buf.push(ls[k].trim());
   }
   end();
-  return e;
 }
 
 function cells(l) {
   return l.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map(c => c.trim());
 }
 
-function table(lines) {
+function table(ls) {
   const t = h("table");
   const head = h("tr");
-  for (const c of cells(lines[0])) { const th = h("th"); inline(th, c); head.appendChild(th); }
+  for (const c of cells(ls[0])) { const th = h("th"); inline(th, c); head.appendChild(th); }
   t.appendChild(h("thead")).appendChild(head);
   const body = t.appendChild(h("tbody"));
-  for (const l of lines.slice(2)) {
+  rows(body, ls, 2);
+  t._tail = { k: "table" };
+  return t;
+}
+
+// rows appends the table rows of lines from the k-th on.
+function rows(body, ls, k) {
+  for (const l of ls.slice(k)) {
     const tr = h("tr");
     for (const c of cells(l)) { const td = h("td"); inline(td, c); tr.appendChild(td); }
     body.appendChild(tr);
   }
-  return t;
 }
 
 // inline appends the inline markdown of s to el.
@@ -179,25 +276,83 @@ const kw = new Set(("break case catch class const continue def default defer do 
   "function go if impl import in interface let match mut new nil none null package pub range return select self static struct " +
   "switch this throw true try type var void while with yield async await lambda not and or is True False None").split(" "));
 const tokRe = /(\/\/[^\n]*|#[^\n]*|\/\*[\s\S]*?\*\/)|("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)|\b(\d+(?:\.\d+)?)\b|\b([A-Za-z_]\w*)\b/g;
-export function highlight(code, text, lang) {
-  if (text.length > 100000 || /^(text|txt|plain|diff|)$/.test(lang || "")) {
-    code.textContent = text;
-    return;
-  }
+//
+// Code is laid out in chunks of chunkLines lines, each a block of its own
+// (span.ck, display: block): a streaming code block appends to its last
+// chunk, and the browser lays out and paints again that chunk alone, not
+// the whole block. Chunks begin at line starts outside every token, so a
+// chunk's tokens are those of the whole text.
+const chunkLines = 16;
+
+// highlight appends to code the chunks of text from offset from (a chunk
+// start: code holds the chunks before it) and returns the offset from
+// which they may still change: the start of the chunk that holds the last
+// line (it may grow), or of the first after a "/*" or "`" that opens
+// nothing yet (later text may close it). code._tailNodes is the count of
+// the chunks from there, which the next call from that offset replaces.
+export function highlight(code, text, lang, from = 0) {
+  const lastLine = text.lastIndexOf("\n") + 1;
+  let line = 0; // the line number of from
+  for (let k = text.indexOf("\n"); k >= 0 && k < from; k = text.indexOf("\n", k + 1)) line++;
+  const plainText = text.length > 100000 || /^(text|txt|plain|diff|)$/.test(lang || "");
   const hashComments = /^(py|python|sh|bash|shell|zsh|rb|ruby|yaml|yml|toml|r|perl)$/i.test(lang);
-  let last = 0;
-  let buf = "";
-  const flush = () => { if (buf) { code.appendChild(document.createTextNode(buf)); buf = ""; } };
-  for (const m of text.matchAll(tokRe)) {
-    let cls = null;
-    if (m[1] && (m[1][0] !== "#" || hashComments)) cls = "tok-c";
-    else if (m[2]) cls = "tok-s";
-    else if (m[3]) cls = "tok-n";
-    else if (m[4] && kw.has(m[4])) cls = "tok-k";
-    buf += text.slice(last, m.index);
-    last = m.index + m[0].length;
-    if (cls) { flush(); code.appendChild(h("span", cls, m[0])); } else buf += m[0];
+  const toks = []; // [start, end, class or null]: tokens with a class, and those over lines
+  let open = text.length; // the first opener that matched nothing
+  if (!plainText) {
+    const gap = (a, b) => {
+      if (open < text.length) return;
+      const k = text.slice(a, b).search(/\/\*|`/);
+      if (k >= 0) open = a + k;
+    };
+    const re = new RegExp(tokRe.source, "g");
+    re.lastIndex = from;
+    let last = from;
+    for (let m; (m = re.exec(text));) {
+      gap(last, m.index);
+      let cls = null;
+      if (m[1] && (m[1][0] !== "#" || hashComments)) cls = "tok-c";
+      else if (m[2]) cls = "tok-s";
+      else if (m[3]) cls = "tok-n";
+      else if (m[4] && kw.has(m[4])) cls = "tok-k";
+      last = m.index + m[0].length;
+      if (cls || m[0].includes("\n")) toks.push([m.index, last, cls]);
+    }
+    gap(last, text.length);
   }
-  buf += text.slice(last);
-  flush();
+  // Chunk starts: every chunkLines-th line start with text after it, not
+  // inside a token nor after an open opener.
+  const starts = [from];
+  let ti = 0;
+  for (let k = text.indexOf("\n", from); k >= 0 && k + 1 < text.length; k = text.indexOf("\n", k + 1)) {
+    line++;
+    const p = k + 1;
+    if (p > open) break;
+    if (line % chunkLines) continue;
+    while (ti < toks.length && toks[ti][1] <= p) ti++;
+    if (ti < toks.length && toks[ti][0] < p) continue;
+    starts.push(p);
+  }
+  let done = from;
+  for (const p of starts) if (p <= lastLine && p <= open) done = p;
+  // The chunks: plain runs as text, tokens with a class as spans.
+  let tail = 0;
+  ti = 0;
+  for (let c = 0; c < starts.length; c++) {
+    const a = starts[c], b = c + 1 < starts.length ? starts[c + 1] : text.length;
+    if (a >= b) continue;
+    const ck = h("span", "ck");
+    let at = a;
+    for (; ti < toks.length && toks[ti][0] < b; ti++) {
+      const [x, y, cls] = toks[ti];
+      if (!cls) continue;
+      if (x > at) ck.appendChild(document.createTextNode(text.slice(at, x)));
+      ck.appendChild(h("span", cls, text.slice(x, y)));
+      at = y;
+    }
+    if (b > at) ck.appendChild(document.createTextNode(text.slice(at, b)));
+    code.appendChild(ck);
+    if (a >= done) tail++;
+  }
+  code._tailNodes = tail;
+  return done;
 }
