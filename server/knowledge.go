@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,14 +11,60 @@ import (
 	"github.com/reinhq/rein/record"
 )
 
-// knownKBs are the knowledge bases a thread may attach, as the server's
-// Config.KnowledgeBases lists them now (a base added while the server runs
-// is known from then on); none without it.
+func init() {
+	// knowledge/list is registered here, with the rest of the server's
+	// knowledge bases, rather than in the method table's file.
+	methods[protocol.MethodKnowledgeList] = (*conn).knowledgeList
+	protocolMethods = append(protocolMethods, methodTypes{protocol.MethodKnowledgeList, protocol.KnowledgeListParams{}, protocol.KnowledgeListResult{},
+		"Lists the knowledge bases thread/start may attach, as they are now (rein kb adds and removes them in the store, from any process)."})
+}
+
+// knownKBs are the knowledge bases a thread of this connection may
+// attach, as the server's Config.KnowledgeBases lists them now (a base
+// added while the server runs is known from then on), less those its named
+// token is not granted (NamedToken.KnowledgeBases); none without a list.
 func (c *conn) knownKBs(ctx context.Context) ([]string, error) {
 	if c.s.c.KnowledgeBases == nil {
 		return nil, nil
 	}
-	return c.s.c.KnowledgeBases(ctx)
+	all, err := c.s.c.KnowledgeBases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	grant, limited := c.s.grantedKBs(c.who)
+	if !limited {
+		return all, nil
+	}
+	return slices.DeleteFunc(slices.Clone(all), func(name string) bool { return !slices.Contains(grant, name) }), nil
+}
+
+// grantedKBs are the knowledge bases who's token is granted, and whether
+// it is limited to them: the admin and a named token without a grant are
+// not.
+func (s *Server) grantedKBs(who principal) ([]string, bool) {
+	if who.admin() {
+		return nil, false
+	}
+	for _, t := range s.c.NamedTokens {
+		if t.Name == who.name {
+			return t.KnowledgeBases, t.KnowledgeBases != nil
+		}
+	}
+	// A name no token has (removed since its cookie was set): nothing.
+	return nil, true
+}
+
+// knowledgeList answers knowledge/list: the bases this connection may
+// attach now.
+func (c *conn) knowledgeList(ctx context.Context, raw json.RawMessage) (any, error) {
+	if _, err := decode[protocol.KnowledgeListParams](raw); err != nil {
+		return nil, err
+	}
+	kbs, err := c.knownKBs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the knowledge bases: %w", err)
+	}
+	return protocol.KnowledgeListResult{KnowledgeBases: nonNil(kbs)}, nil
 }
 
 // defaults are initialize's defaults: the configured ones and the

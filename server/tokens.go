@@ -25,6 +25,13 @@ type NamedToken struct {
 	Name string
 	// Token is the secret a client sends, as the admin token is sent.
 	Token string
+	// KnowledgeBases, when not nil, are the only knowledge bases the
+	// token's threads may attach (none when empty): initialize,
+	// knowledge/list and thread/start know no other, and name no other in
+	// an error. nil grants every base of the server, as every model and
+	// workspace the server allows. The server's own --kb bases are every
+	// thread's regardless.
+	KnowledgeBases []string
 }
 
 // Limits of named tokens.
@@ -37,6 +44,10 @@ const (
 	maxTokenLen = 1024
 	// maxTokenFile bounds a token file.
 	maxTokenFile = 1 << 20
+	// maxGrantedKBs bounds the knowledge bases one token is granted, and
+	// maxKBName each one's name.
+	maxGrantedKBs = 256
+	maxKBName     = 128
 )
 
 var tokenName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -66,15 +77,25 @@ func CheckNamedTokens(admin string, tokens []NamedToken) error {
 		if secrets[t.Token] || t.Token == admin {
 			return fmt.Errorf("server: the token of %q is also another token's; give each its own", t.Name)
 		}
+		if len(t.KnowledgeBases) > maxGrantedKBs {
+			return fmt.Errorf("server: the token %q is granted %d knowledge bases; grant at most %d", t.Name, len(t.KnowledgeBases), maxGrantedKBs)
+		}
+		for _, kb := range t.KnowledgeBases {
+			if kb == "" || len(kb) > maxKBName || strings.ContainsAny(kb, ", \t\r\n") {
+				return fmt.Errorf("server: the token %q is granted the knowledge base %q: give names of 1 to %d bytes without commas or spaces", t.Name, clip(kb), maxKBName)
+			}
+		}
 		names[t.Name], secrets[t.Token] = true, true
 	}
 	return nil
 }
 
-// ReadNamedTokens reads a token file: one NAME=TOKEN a line; blank lines
-// and lines starting with # are skipped. It reads at most 1 MiB and
-// checks what it read (CheckNamedTokens, against the admin token). The
-// errors name lines, never secrets.
+// ReadNamedTokens reads a token file: one NAME=TOKEN a line, optionally
+// followed by kb=BASE,BASE… granting the token those knowledge bases only
+// (kb= alone grants none; without kb= the token may attach every base);
+// blank lines and lines starting with # are skipped. It reads at most
+// 1 MiB and checks what it read (CheckNamedTokens, against the admin
+// token). The errors name lines, never secrets.
 func ReadNamedTokens(r io.Reader, admin string) ([]NamedToken, error) {
 	sc := bufio.NewScanner(io.LimitReader(r, maxTokenFile+1))
 	sc.Buffer(make([]byte, 0, 4096), maxTokenLen+128)
@@ -94,7 +115,22 @@ func ReadNamedTokens(r io.Reader, admin string) ([]NamedToken, error) {
 		if !ok {
 			return nil, fmt.Errorf("server: token file line %d is not NAME=TOKEN", n)
 		}
-		out = append(out, NamedToken{Name: strings.TrimSpace(name), Token: strings.TrimSpace(tok)})
+		nt := NamedToken{Name: strings.TrimSpace(name), Token: strings.TrimSpace(tok)}
+		if fields := strings.Fields(nt.Token); len(fields) > 1 {
+			// NAME=TOKEN kb=…: what follows the token grants.
+			nt.Token = fields[0]
+			for _, f := range fields[1:] {
+				list, ok := strings.CutPrefix(f, "kb=")
+				if !ok || nt.KnowledgeBases != nil {
+					return nil, fmt.Errorf("server: token file line %d: after NAME=TOKEN only one kb=BASE,… may follow", n)
+				}
+				nt.KnowledgeBases = []string{}
+				if list != "" {
+					nt.KnowledgeBases = strings.Split(list, ",")
+				}
+			}
+		}
+		out = append(out, nt)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {

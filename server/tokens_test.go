@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -236,7 +237,7 @@ func TestReadNamedTokensChecksTheFile(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || !slices.Equal(got, tc.want) {
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
 		}
 	}

@@ -141,7 +141,7 @@ func newServeCmd() *cobra.Command {
 	fl.BoolVar(&f.stdio, "stdio", false, "serve one connection on stdin and stdout")
 	fl.StringVar(&f.listen, "listen", "", "serve WebSocket connections on ADDR, such as 127.0.0.1:8765")
 	fl.StringVar(&f.token, "token", "", "the bearer token clients must send (required beyond loopback); it sees every thread")
-	fl.StringVar(&f.tokenFile, "token-file", "", "a file of named tokens, NAME=TOKEN a line: each client with one sees only the threads it created")
+	fl.StringVar(&f.tokenFile, "token-file", "", "a file of named tokens, NAME=TOKEN [kb=BASE,…] a line: each client with one sees only the threads it created (and, with kb=, only those knowledge bases)")
 	fl.StringVar(&f.db, "db", "", dbFlagUsage+"; or a PostgreSQL database, postgres://USER@HOST:PORT/DB, that several servers share (the tools' data stays in this machine's file)")
 	fl.StringVarP(&f.model, "model", "m", "", "PROVIDER:MODEL for threads that name none; default: the first provider whose key is set")
 	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL")
