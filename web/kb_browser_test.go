@@ -5,7 +5,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,6 +92,40 @@ func TestThePageStartsAThreadWithAKnowledgeBase(t *testing.T) {
 	if err != nil || strings.Join(th.Settings.KBs, ",") != "handbook" {
 		t.Errorf("thread %s settings KBs = %v (%v), want [handbook]", id, th.Settings.KBs, err)
 	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestTheNewThreadDialogListsTheBasesAsTheyAreNow: a base added to the
+// server's store after the page connected (rein kb add, from another
+// process) is offered the next time the new-thread dialog opens, and a
+// base removed is no longer offered, without reloading the page
+// (knowledge/list).
+func TestTheNewThreadDialogListsTheBasesAsTheyAreNow(t *testing.T) {
+	var mu sync.Mutex
+	bases := []string{"handbook"}
+	r := newRigWith(t, func(c *server.Config) {
+		c.KnowledgeBases = func(context.Context) ([]string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(bases), nil
+		}
+	})
+	ctx, consoleErrors := browser(t, 1280, 860)
+	const listed = `[...document.querySelectorAll("#kb-list input")].map(i => i.value).join()`
+	do(t, ctx, "sign in", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`),
+		chromedp.Click(css("#new-thread")), until(listed+` === "handbook"`), chromedp.Click(css("#new-cancel")))
+	mu.Lock()
+	bases = []string{"handbook", "parking"}
+	mu.Unlock()
+	do(t, ctx, "a base added", chromedp.Click(css("#new-thread")), until(listed+` === "handbook,parking"`),
+		chromedp.Click(css(`#kb-list input[value=parking]`)), chromedp.Click(css("#new-cancel")))
+	mu.Lock()
+	bases = []string{"parking"}
+	mu.Unlock()
+	do(t, ctx, "a base removed", chromedp.Click(css("#new-thread")), until(listed+` === "parking"`),
+		until(`!document.querySelector("#kb-list input").checked`))
 	if errs := consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}

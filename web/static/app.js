@@ -1045,6 +1045,21 @@ function theme() {
   if (saved) document.documentElement.dataset.theme = saved;
 }
 
+// drawKBs lists the knowledge bases in the new-thread dialog, keeping
+// the checks of those still listed.
+let kbSeq = 0;
+function drawKBs(list) {
+  const kbs = Array.isArray(list) ? list.filter((k) => typeof k === "string") : [];
+  const checked = new Set([...document.querySelectorAll("#kb-list input:checked")].map((i) => i.value));
+  $("new-kbs").hidden = kbs.length === 0;
+  $("kb-list").replaceChildren(...kbs.map((name) => {
+    const l = h("label"), i = h("input");
+    i.type = "checkbox"; i.name = "kb"; i.value = name; i.checked = checked.has(name);
+    l.append(i, h("span", null, name));
+    return l;
+  }));
+}
+
 function init() {
   theme();
   $("theme").addEventListener("click", () => {
@@ -1096,16 +1111,16 @@ function init() {
     const list = $("models");
     list.replaceChildren(...(d.models || []).map((m) => { const o = h("option"); o.value = m; return o; }));
     for (const [sel, val] of [[f.approval, d.approval], [f.sandbox, d.sandbox]]) sel.options[0].textContent = val ? `the server's (${val})` : "the server's";
-    // The knowledge bases the server knows (initialize), none checked.
-    const kbs = Array.isArray(d.knowledgeBases) ? d.knowledgeBases.filter((k) => typeof k === "string") : [];
-    $("new-kbs").hidden = kbs.length === 0;
-    $("kb-list").replaceChildren(...kbs.map((name) => {
-      const l = h("label"), i = h("input");
-      i.type = "checkbox"; i.name = "kb"; i.value = name;
-      l.append(i, h("span", null, name));
-      return l;
-    }));
+    // The knowledge bases as initialize listed them, none checked, then
+    // as they are now (knowledge/list: rein kb changes them while the
+    // page is open); the boxes checked meanwhile stay checked.
+    $("kb-list").replaceChildren();
+    drawKBs(d.knowledgeBases);
     dlg.showModal();
+    const seq = ++kbSeq;
+    client.call("knowledge/list", {}).then((r) => {
+      if (seq === kbSeq && dlg.open) drawKBs(r.knowledgeBases);
+    }, () => { /* an older server: initialize's list stays */ });
   });
   $("new-cancel").addEventListener("click", () => dlg.close());
   $("new-form").addEventListener("submit", async (e) => {
