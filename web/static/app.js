@@ -932,6 +932,7 @@ function setComposer() {
   const running = !!(v && v.active);
   $("input").disabled = !v || !open;
   $("send").disabled = !v || !open;
+  $("attach").disabled = !v || !open;
   $("send").textContent = running ? "Steer" : "Send";
   $("send").title = running ? "Steer the running turn: read before its next model call (Enter)" : "Send (Enter)";
   $("queue").hidden = !running;
@@ -1071,6 +1072,8 @@ function init() {
   $("menu").addEventListener("click", () => {
     const open = $("side").classList.toggle("open");
     $("menu").setAttribute("aria-expanded", String(open));
+    // Keyboard users land in the list they opened.
+    if (open) ($("threads").querySelector("[aria-current=true]") || $("new-thread")).focus();
   });
   $("search").addEventListener("input", searchThreads);
   $("more-threads").addEventListener("click", () => loadThreads(false));
@@ -1096,10 +1099,16 @@ function init() {
     }
   });
   document.addEventListener("keydown", (e) => {
-    if (e.key === "Escape" && !document.querySelector("dialog[open]")) {
-      e.preventDefault();
-      interrupt();
+    if (e.key !== "Escape" || document.querySelector("dialog[open]")) return;
+    e.preventDefault();
+    // Esc closes the threads opened over the page (a phone's width)
+    // first; otherwise it interrupts.
+    if ($("side").classList.contains("open")) {
+      closeSide();
+      $("menu").focus();
+      return;
     }
+    interrupt();
   });
   const dlg = $("new-dialog");
   $("new-thread").addEventListener("click", () => {
