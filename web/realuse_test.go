@@ -118,3 +118,36 @@ func TestThePageFitsAPhone(t *testing.T) {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
+
+// TestTwoTabsOnOneThreadSeeEachOthersTurns: a turn started in one tab
+// shows in the other tab open on the thread, its message, its answer as
+// it streams and its end, and that tab's composer steers it meanwhile.
+func TestTwoTabsOnOneThreadSeeEachOthersTurns(t *testing.T) {
+	r := newRig(t)
+	r.script("tabs", scripted.Script{Chunk: 4, Delay: 30 * time.Millisecond, Rounds: []scripted.Round{
+		{Text: "Answered from one tab, seen in both. " + strings.Repeat("More words. ", 40)},
+	}})
+	a, consoleErrors := browser(t, 1280, 860)
+	do(t, a, "sign in", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`),
+		chromedp.Click(css("#new-thread")), chromedp.SendKeys(css(`#new-form input[name=model]`), "script:tabs"), chromedp.Click(css("#new-ok")),
+		until(`!!document.body.dataset.thread && !document.getElementById("input").disabled`))
+	id := eval[string](t, a, `document.body.dataset.thread`)
+	b, closeB := chromedp.NewContext(a)
+	defer closeB()
+	if err := chromedp.Do(b); err != nil {
+		t.Fatal(err)
+	}
+	do(t, b, "the second tab", chromedp.Navigate(r.url+"/#thread="+id), until(`document.body.dataset.thread === "`+id+`" && !document.getElementById("input").disabled`))
+	do(t, b, "a message from the second tab", chromedp.SendKeys(css("#input"), "Hello from B"+kb.Enter))
+	do(t, a, "the first tab sees it and the answer stream",
+		until(`(document.querySelector(".item.user .bubble")||{}).textContent === "Hello from B"`),
+		until(`(document.querySelector(".item.agent.streaming .md")||{textContent:""}).textContent.includes("seen in both")`),
+		until(`document.getElementById("send").textContent === "Steer"`),
+		until(`!!document.querySelector(".turn-foot[data-status=completed]") && document.getElementById("send").textContent === "Send"`))
+	if got := eval[int](t, a, `document.querySelectorAll(".item.user").length`); got != 1 {
+		t.Errorf("the first tab shows %d user messages, want 1", got)
+	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
