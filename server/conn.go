@@ -198,6 +198,9 @@ func (c *conn) reply(ctx context.Context, id json.RawMessage, res any, e *protoc
 type watched struct {
 	sub atomic.Pointer[session.Subscription] // set once subscribed
 	n   *notifier
+	// gone is set by thread/unsubscribe: the pump drops what the
+	// subscription still holds.
+	gone atomic.Bool
 }
 
 // watch subscribes the connection to a thread's notifications, once.
@@ -206,6 +209,9 @@ func (c *conn) watch(ctx context.Context, threadID string) error {
 	defer c.mu.Unlock()
 	if _, ok := c.subs[threadID]; ok {
 		return nil
+	}
+	if len(c.subs) >= c.s.c.MaxWatched {
+		return watchBound(len(c.subs))
 	}
 	w := &watched{n: newNotifier(c.out.notify)}
 	w.n.onContext = c.s.contexts.put
@@ -245,6 +251,9 @@ func (c *conn) pump(stop <-chan struct{}) {
 			sub := w.sub.Load()
 			if sub == nil {
 				continue // not subscribed yet: watch queues it again
+			}
+			if w.gone.Load() {
+				continue // unsubscribed: nothing more of it is sent
 			}
 			evs, _ := sub.Poll()
 			for _, e := range evs {

@@ -80,6 +80,10 @@ func (c *conn) threadStart(ctx context.Context, raw json.RawMessage) (any, error
 			return nil, invalidParams("%v", err)
 		}
 	}
+	// A thread the connection could not watch is not made at all.
+	if err := c.roomToWatch(); err != nil {
+		return nil, err
+	}
 	th, err := c.s.c.Sessions.CreateOwnedThread(ctx, cfg, c.who.name)
 	if err != nil {
 		return nil, err

@@ -42,6 +42,7 @@ var protocolMethods = []methodTypes{
 	{protocol.MethodApprovalAnswer, protocol.ApprovalAnswerParams{}, protocol.EmptyResult{}, "Answers a paused turn's approval; the same turn goes on."},
 	{protocol.MethodTurnTrace, protocol.TurnTraceParams{}, protocol.TurnTraceResult{}, "Returns a turn's trace: the self-contained timeline page rein trace writes, kept when the turn ends or pauses."},
 	{protocol.MethodTurnUndo, protocol.TurnUndoParams{}, protocol.TurnUndoResult{}, "Puts back the files a turn wrote through the file tools; refuses, naming them, when files changed since, unless force."},
+	{protocol.MethodThreadUnsubscribe, protocol.ThreadUnsubscribeParams{}, protocol.EmptyResult{}, "Ends the connection's notifications of a thread, so the server may forget it while idle; idempotent."},
 }
 
 // protocolNotifications lists every notification with its params.

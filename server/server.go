@@ -83,6 +83,10 @@ type Config struct {
 	// sees only the threads it created (tokens.go). With any, a WebSocket
 	// needs credentials even on loopback.
 	NamedTokens []NamedToken
+	// MaxWatched bounds how many threads one connection watches at once
+	// (default DefaultMaxWatched); past it, a method that would watch
+	// another thread is refused until the client calls thread/unsubscribe.
+	MaxWatched int
 	// Undo, when not nil, answers turn/undo with the runtime's undo;
 	// without it turn/undo is an error.
 	Undo Undoer
@@ -127,6 +131,9 @@ func New(c Config) (*Server, error) {
 	if c.StallTimeout <= 0 {
 		c.StallTimeout = DefaultStallTimeout
 	}
+	if c.MaxWatched <= 0 {
+		c.MaxWatched = DefaultMaxWatched
+	}
 	if err := CheckAllowed(c.AllowedHosts, c.AllowedOrigins); err != nil {
 		return nil, err
 	}
@@ -153,19 +160,20 @@ var errClosed = errors.New("server: the connection is closed")
 type handler func(c *conn, ctx context.Context, params json.RawMessage) (any, error)
 
 var methods = map[string]handler{
-	protocol.MethodInitialize:     (*conn).initialize,
-	protocol.MethodThreadStart:    (*conn).threadStart,
-	protocol.MethodThreadResume:   (*conn).threadResume,
-	protocol.MethodThreadList:     (*conn).threadList,
-	protocol.MethodThreadRead:     (*conn).threadRead,
-	protocol.MethodTurnStart:      (*conn).turnStart,
-	protocol.MethodTurnSteer:      (*conn).turnSteer,
-	protocol.MethodTurnInterrupt:  (*conn).turnInterrupt,
-	protocol.MethodThreadCompact:  (*conn).threadCompact,
-	protocol.MethodPauseAnswer:    (*conn).pauseAnswer,
-	protocol.MethodApprovalAnswer: (*conn).approvalAnswer,
-	protocol.MethodTurnTrace:      (*conn).turnTrace,
-	protocol.MethodTurnUndo:       (*conn).turnUndo,
+	protocol.MethodInitialize:        (*conn).initialize,
+	protocol.MethodThreadStart:       (*conn).threadStart,
+	protocol.MethodThreadResume:      (*conn).threadResume,
+	protocol.MethodThreadList:        (*conn).threadList,
+	protocol.MethodThreadRead:        (*conn).threadRead,
+	protocol.MethodTurnStart:         (*conn).turnStart,
+	protocol.MethodTurnSteer:         (*conn).turnSteer,
+	protocol.MethodTurnInterrupt:     (*conn).turnInterrupt,
+	protocol.MethodThreadCompact:     (*conn).threadCompact,
+	protocol.MethodPauseAnswer:       (*conn).pauseAnswer,
+	protocol.MethodApprovalAnswer:    (*conn).approvalAnswer,
+	protocol.MethodTurnTrace:         (*conn).turnTrace,
+	protocol.MethodTurnUndo:          (*conn).turnUndo,
+	protocol.MethodThreadUnsubscribe: (*conn).threadUnsubscribe,
 }
 
 // conn is one client connection. It owns three goroutines: the reader

@@ -274,6 +274,12 @@ function newView(id) {
 }
 
 async function openThread(id) {
+  // The thread left behind stops sending notifications unless a turn of it
+  // runs (its end still reorders the list), so the server may forget it.
+  const prev = S.cur;
+  if (prev && prev.id !== id && !prev.active) {
+    client.call("thread/unsubscribe", { threadId: prev.id }).catch(() => {});
+  }
   const v = newView(id);
   S.cur = v;
   S.buffered = [];
