@@ -117,3 +117,24 @@ func (c *conn) checkKBs(ctx context.Context, names []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// checkThreadKBs refuses a turn on a thread that attaches a knowledge base
+// the connection's token is not granted (any more): a grant narrowed since
+// the thread started (the token file changed, the server restarted) would
+// otherwise still reach the base through the thread's older settings.
+func (c *conn) checkThreadKBs(ctx context.Context, threadID string) error {
+	grant, limited := c.s.grantedKBs(c.who)
+	if !limited {
+		return nil
+	}
+	th, err := c.s.c.Sessions.ResumeThread(ctx, threadID)
+	if err != nil {
+		return err
+	}
+	for _, kb := range th.Settings.KBs {
+		if !slices.Contains(grant, kb) {
+			return invalidParams("this thread attaches the knowledge base %q, which this token is not granted (any more): start a new thread", clip(kb))
+		}
+	}
+	return nil
+}

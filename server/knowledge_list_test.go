@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/protocol"
 	"github.com/reinhq/rein/server"
 )
@@ -169,5 +170,31 @@ func TestReadNamedTokensReadsKnowledgeBaseGrants(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0].Token != aliceToken || !reflect.DeepEqual(got[0].KnowledgeBases, tc.want) {
 			t.Errorf("%s: %+v, %v; want the token granted %#v", tc.name, got, err, tc.want)
 		}
+	}
+}
+
+// A token whose grant was narrowed after it started a thread (the token
+// file changed, the server restarted) cannot run the thread's turns on the
+// base it lost.
+func TestANarrowedGrantRefusesTheThreadsOlderBases(t *testing.T) {
+	b := newBackend(t)
+	b.script("kb", scripted.Script{})
+	st := &kbStore{names: []string{"bob-notes", "shared"}}
+	grant := func(line string) []server.NamedToken {
+		tokens, err := server.ReadNamedTokens(strings.NewReader("bob="+bobToken+" "+line+"\n"), "secret")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tokens
+	}
+	_, dial := namedServerOf(t, b.server(t, server.Config{KnowledgeBases: st.list, NamedTokens: grant("kb=bob-notes,shared")}))
+	var th protocol.ThreadResult
+	dial(t, bearer(bobToken)).call(protocol.MethodThreadStart, protocol.ThreadStartParams{Model: "script:kb", KnowledgeBases: []string{"shared"}}, &th)
+
+	_, dial = namedServerOf(t, b.server(t, server.Config{KnowledgeBases: st.list, NamedTokens: grant("kb=bob-notes")}))
+	bob := dial(t, bearer(bobToken))
+	e := bob.callErr(protocol.MethodTurnStart, protocol.TurnStartParams{ThreadID: th.Thread.ID, Input: text("hi")})
+	if e.Code != protocol.CodeInvalidParams || !strings.Contains(e.Message, `"shared"`) {
+		t.Fatalf("a turn on a base no longer granted: %d %q, want -32602 naming it", e.Code, e.Message)
 	}
 }

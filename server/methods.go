@@ -208,6 +208,9 @@ func (c *conn) turnStart(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err := c.mayUse(ctx, p.ThreadID); err != nil {
 		return nil, err
 	}
+	if err := c.checkThreadKBs(ctx, p.ThreadID); err != nil {
+		return nil, err
+	}
 	in, err := input(p.Input)
 	if err != nil {
 		return nil, err
