@@ -3,6 +3,21 @@
 // markup. It knows what models write: headings, paragraphs, fenced code
 // (with a light highlighter), lists, quotes, rules, tables, and inline code,
 // bold, italic, strikethrough and links (http, https and mailto only).
+//
+// What a model writes is hostile: no pattern here may take more than about
+// linear time on it (a regular expression that backtracks over a long line
+// froze the tab: 4,000 backticks took 20 s), quotes nest at most maxQuote
+// deep (each level is a call), and text past the bounds below is shown as
+// it is, unformatted.
+
+// maxInline bounds the text of one line (or list item) that inline markdown
+// is parsed in; a longer one is plain text.
+const maxInline = 20000;
+// maxQuote bounds how deep quotes nest; deeper ">" are shown as text.
+const maxQuote = 8;
+// maxHighlightLine bounds the longest line of a code block that is
+// highlighted; a block with a longer line (minified code) is plain text.
+const maxHighlightLine = 1000;
 
 // spans splits text from offset from into block sources with their start
 // offsets: fenced code is one block, other blocks end at a blank line.
@@ -44,7 +59,7 @@ export function blocks(text) {
 // its end: when text extends the last one rendered, only its last block
 // onwards is split again and rebuilt, so a long answer costs the same per
 // frame at its end as at its start.
-export function render(el, text) {
+export function render(el, text, depth = 0) {
   const prev = el._md;
   let base = 0;
   if (prev && prev.srcs.length && text.startsWith(prev.text)) base = prev.srcs.length - 1;
@@ -57,7 +72,7 @@ export function render(el, text) {
   const nodes = el.childNodes;
   while (nodes.length > i) el.lastChild.remove();
   const frag = document.createDocumentFragment();
-  for (let j = i; j < srcs.length; j++) frag.appendChild(block(srcs[j]));
+  for (let j = i; j < srcs.length; j++) frag.appendChild(block(srcs[j], depth));
   el.appendChild(frag);
   el._md = { text, srcs, starts };
 }
@@ -69,8 +84,8 @@ function h(tag, cls, text) {
   return e;
 }
 
-// block renders one block source as one element.
-function block(src) {
+// block renders one block source as one element, inside depth quotes.
+function block(src, depth) {
   const lines = src.split("\n");
   const first = lines[0];
   let m = /^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/.exec(first);
@@ -91,10 +106,10 @@ function block(src) {
     return e;
   }
   if (lines.length === 1 && /^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(first)) return h("hr");
-  if (lines.every(l => /^\s{0,3}>/.test(l))) {
+  if (depth < maxQuote && lines.every(l => /^\s{0,3}>/.test(l))) {
     const q = h("blockquote");
     const inner = h("div", "md");
-    render(inner, lines.map(l => l.replace(/^\s{0,3}>\s?/, "")).join("\n"));
+    render(inner, lines.map(l => l.replace(/^\s{0,3}>\s?/, "")).join("\n"), depth + 1);
     q.appendChild(inner);
     return q;
   }
@@ -144,9 +159,17 @@ function table(lines) {
   return t;
 }
 
-// inline appends the inline markdown of s to el.
-const inlineRe = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*([\s\S]+?)\*\*|(?<!\w)__([\s\S]+?)__(?!\w)|\*([^*\s][^*]*?)\*|(?<![\w])_([^_\s][^_]*?)_(?![\w])|~~([\s\S]+?)~~|\[([^\]]+)\]\(([^()\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
+// inline appends the inline markdown of s to el. Each alternative of
+// inlineRe stops at the first place its match could end, so a start that
+// finds no end costs the distance to that place, not the rest of the line:
+// a code span opens and closes on whole runs of backticks (the lookarounds),
+// __ cannot run past another __, a link's text past another [.
+const inlineRe = /(?<!`)(`+)(?!`)([\s\S]*?[^`])\1(?!`)|\*\*([\s\S]+?)\*\*|(?<!\w)__((?:(?!__)[\s\S])+?)__(?!\w)|\*([^*\s][^*]*?)\*|(?<![\w])_([^_\s][^_]*?)_(?![\w])|~~([\s\S]+?)~~|\[([^[\]]+)\]\(([^()\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
 export function inline(el, s) {
+  if (s.length > maxInline) {
+    el.appendChild(document.createTextNode(s));
+    return;
+  }
   let last = 0;
   for (const m of s.matchAll(inlineRe)) {
     if (m.index > last) el.appendChild(document.createTextNode(s.slice(last, m.index)));
@@ -180,7 +203,7 @@ const kw = new Set(("break case catch class const continue def default defer do 
   "switch this throw true try type var void while with yield async await lambda not and or is True False None").split(" "));
 const tokRe = /(\/\/[^\n]*|#[^\n]*|\/\*[\s\S]*?\*\/)|("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`)|\b(\d+(?:\.\d+)?)\b|\b([A-Za-z_]\w*)\b/g;
 export function highlight(code, text, lang) {
-  if (text.length > 100000 || /^(text|txt|plain|diff|)$/.test(lang || "")) {
+  if (text.length > 100000 || /^(text|txt|plain|diff|)$/.test(lang || "") || longestLine(text) > maxHighlightLine) {
     code.textContent = text;
     return;
   }
@@ -200,4 +223,19 @@ export function highlight(code, text, lang) {
   }
   buf += text.slice(last);
   flush();
+}
+
+// longestLine is the length of text's longest line. A string token of the
+// highlighter that does not close scans to the end of its line from every
+// quote in it: quadratic in the line's length, so long lines are not
+// highlighted.
+function longestLine(text) {
+  let best = 0;
+  for (let i = 0; i < text.length;) {
+    let j = text.indexOf("\n", i);
+    if (j < 0) j = text.length;
+    best = Math.max(best, j - i);
+    i = j + 1;
+  }
+  return best;
 }
