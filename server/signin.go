@@ -234,12 +234,30 @@ func (s *Server) signInToken(w http.ResponseWriter, r *http.Request, token strin
 }
 
 // setSession sets the session cookie: HttpOnly (no script reads it),
-// SameSite=Strict (no other site's request carries it), Secure over TLS.
+// SameSite=Strict (no other site's request carries it), Secure over TLS,
+// ours or a proxy's.
 func (s *Server) setSession(w http.ResponseWriter, r *http.Request, sess string) {
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName(r), Value: sess, Path: "/", MaxAge: int(sessionTTL / time.Second),
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || forwardedHTTPS(r),
 	})
+}
+
+// forwardedHTTPS reports whether a proxy says r reached it over https
+// (X-Forwarded-Proto, or Forwarded's proto). Trusting it is safe here: a
+// client that lies only makes its own cookie Secure.
+func forwardedHTTPS(r *http.Request) bool {
+	if p, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ","); strings.EqualFold(strings.TrimSpace(p), "https") {
+		return true
+	}
+	first, _, _ := strings.Cut(r.Header.Get("Forwarded"), ",")
+	for kv := range strings.SplitSeq(first, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		if strings.EqualFold(k, "proto") && strings.EqualFold(strings.Trim(v, `"`), "https") {
+			return true
+		}
+	}
+	return false
 }
 
 // subprotocolToken returns the token a client offered as a subprotocol.

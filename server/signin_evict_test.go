@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -43,5 +44,49 @@ func TestANamedTokenCannotSignOthersOut(t *testing.T) {
 			continue
 		}
 		conn.CloseNow()
+	}
+}
+
+// TestBehindATLSProxyTheSessionCookieIsSecure: a proxy that ends TLS
+// (docs/deploy.md) says so in X-Forwarded-Proto; the cookie it relays must
+// be Secure, or the browser sends the session in clear text to any
+// http:// address of the name (the proxy's redirect to https included).
+// Without TLS anywhere it cannot be: a browser drops a Secure cookie an
+// http:// page sets.
+func TestBehindATLSProxyTheSessionCookieIsSecure(t *testing.T) {
+	base, s := signinServer(t)
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		form   bool
+		secure bool
+	}{
+		{"sign-in URL via https proxy", http.Header{"X-Forwarded-Proto": {"https"}}, false, true},
+		{"form via https proxy", http.Header{"X-Forwarded-Proto": {"https"}}, true, true},
+		{"sign-in URL over plain http", nil, false, false},
+		{"form over plain http", nil, true, false},
+	} {
+		var req *http.Request
+		if tc.form {
+			req, _ = http.NewRequest(http.MethodPost, base+"/signin", strings.NewReader(url.Values{"token": {"secret"}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		} else {
+			req, _ = http.NewRequest(http.MethodGet, signInURL(t, s, base), nil)
+		}
+		for k, v := range tc.header {
+			req.Header[k] = v
+		}
+		resp, err := noRedirect(nil).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		set := resp.Header.Get("Set-Cookie")
+		if set == "" {
+			t.Fatalf("%s: no cookie (%d)", tc.name, resp.StatusCode)
+		}
+		if got := strings.Contains(set, "; Secure"); got != tc.secure {
+			t.Errorf("%s: Set-Cookie %q, Secure %v, want %v", tc.name, set, got, tc.secure)
+		}
 	}
 }
