@@ -2,11 +2,16 @@ package web_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/reinhq/rein/llm/scripted"
 )
 
 // TestAnApprovalShowsAllOfTheCall: a hostile model pads a call's
@@ -50,5 +55,31 @@ func TestAnApprovalShowsAllOfTheCall(t *testing.T) {
 	})()`, strconv.Quote(args)))
 	if got != "ok" {
 		t.Error(got)
+	}
+}
+
+// TestAnApprovalOfAReplaceAllSaysSo: edit_file with replace_all changes
+// every occurrence of old_string, but the diff shows one; an approval card
+// that does not say so asks the user to approve one change and makes many.
+func TestAnApprovalOfAReplaceAllSaysSo(t *testing.T) {
+	r := newRig(t)
+	if err := os.WriteFile(filepath.Join(r.dir, "auth.go"), []byte(strings.Repeat("\treturn checkToken(t)\n", 12)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.script("web", scripted.Script{Rounds: []scripted.Round{
+		{Text: "A small fix.", Calls: []scripted.Call{{Name: "edit_file", Args: map[string]any{"path": "auth.go", "old_string": "return checkToken(t)", "new_string": "return nil", "replace_all": true}}}},
+		{Text: "Done."},
+	}})
+	ctx, _ := browser(t, 1280, 860)
+	do(t, ctx, "sign in", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`))
+	do(t, ctx, "an edit to approve",
+		chromedp.Click(css("#new-thread")),
+		chromedp.SendKeys(css(`#new-form input[name=model]`), "script:web"),
+		chromedp.Click(css("#new-ok")),
+		until(`!!document.body.dataset.thread && !document.getElementById("input").disabled`),
+		chromedp.SendKeys(css("#input"), "Fix it"+kb.Enter),
+		until(`!!document.querySelector('#pending [data-pause=approval] .diff')`))
+	if got := eval[string](t, ctx, `document.querySelector('#pending [data-pause=approval]').textContent`); !strings.Contains(got, "every occurrence") {
+		t.Errorf("the approval of a replace_all edit does not say it replaces every occurrence: %q", got)
 	}
 }
