@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -34,6 +35,9 @@ type Knowledge struct {
 	mcp       *mcp.Offer   // the deferred tools the turn may load
 	kbs       []string
 	workspace string
+	// files is the workspace as its file tools see it: AGENTS.md is read
+	// through it.
+	files fs.FS
 	// cronScheduled wakes the process's cron scheduler after a job is added.
 	cronScheduled func()
 	// embedders give rag the embeddings of bases that have them.
@@ -77,7 +81,7 @@ type KnowledgeConfig struct {
 // them. Everything else that fails only leaves its tools out (the gates
 // fail closed).
 func LoadKnowledge(ctx context.Context, ws *sandbox.Workspace, c KnowledgeConfig) (*Knowledge, error) {
-	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), mcp: c.Offer, cronScheduled: c.CronScheduled, embedders: c.Embedders}
+	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), files: ws.FS(), mcp: c.Offer, cronScheduled: c.CronScheduled, embedders: c.Embedders}
 	if k.embedders == nil {
 		k.embedders = ProviderEmbedders(provider.Config{})
 	}
@@ -154,11 +158,13 @@ func (k *Knowledge) Prompt(ctx context.Context, set *tool.Set, logw io.Writer) s
 			blocks = append(blocks, "## "+name+"\n"+text)
 		}
 	}
-	agents, err := skills.AgentsMD(k.workspace)
-	if err != nil {
-		fmt.Fprintf(logw, "rein: %v; its instructions are left out\n", err)
+	if k.files != nil {
+		agents, err := skills.AgentsMD(k.files)
+		if err != nil {
+			fmt.Fprintf(logw, "rein: %v; its instructions are left out\n", err)
+		}
+		add("instructions", agents)
 	}
-	add("instructions", agents)
 	if _, ok := set.Get(memory.ReadName); ok {
 		ms, err := k.st.Memories(ctx, store.Visible(k.workspace))
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // A repository's .git directory is code the user runs: the next git
@@ -187,13 +188,18 @@ func under(dir, p string) (string, bool) {
 }
 
 // readGitLink reads the path a gitdir file (after prefix) or a commondir
-// file holds, made absolute against the file's directory.
+// file holds, made absolute against the file's directory. Only a regular
+// file is read, opened without waiting: a command may have left a FIFO
+// there, which would hold every later command's walk.
 func readGitLink(file, prefix string) (string, bool) {
-	f, err := os.Open(file)
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", false
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxGitFile))
 	if err != nil {
 		return "", false

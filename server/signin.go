@@ -33,6 +33,10 @@ const (
 	// maxSessions bounds the sessions (and unused codes) kept in memory;
 	// the oldest go first.
 	maxSessions = 1024
+	// maxSessionsEach bounds the sessions of one principal: past it, its
+	// own oldest goes, so that signing in again and again (anyone with a
+	// named token can) never signs anyone else out.
+	maxSessionsEach = 32
 )
 
 // Subprotocols of the WebSocket endpoint.
@@ -80,26 +84,38 @@ func (s *signins) mint() string {
 	return c
 }
 
-// add puts k in m, first dropping the expired entries and, at the bound,
-// the one that expires first. s.mu is held.
+// add puts k in m, first dropping the expired entries and, at a bound, the
+// entry that expires first: v's principal's own at maxSessionsEach, any at
+// maxSessions. s.mu is held.
 func (s *signins) add(m map[[32]byte]signin, k [32]byte, v signin) {
 	now := s.now()
+	mine := 0
 	for h, e := range m {
 		if !now.Before(e.exp) {
 			delete(m, h)
+		} else if e.who == v.who {
+			mine++
 		}
 	}
-	if len(m) >= maxSessions {
-		var oldest [32]byte
-		var first time.Time
-		for h, e := range m {
-			if first.IsZero() || e.exp.Before(first) {
-				oldest, first = h, e.exp
-			}
-		}
-		delete(m, oldest)
+	if mine >= maxSessionsEach {
+		dropFirst(m, func(e signin) bool { return e.who == v.who })
+	} else if len(m) >= maxSessions {
+		dropFirst(m, func(signin) bool { return true })
 	}
 	m[k] = v
+}
+
+// dropFirst deletes the entry of m that expires first among those which
+// selects.
+func dropFirst(m map[[32]byte]signin, which func(signin) bool) {
+	var oldest [32]byte
+	var first time.Time
+	for h, e := range m {
+		if which(e) && (first.IsZero() || e.exp.Before(first)) {
+			oldest, first = h, e.exp
+		}
+	}
+	delete(m, oldest)
 }
 
 // redeem spends a code and returns a new session's secret; false when the
@@ -218,12 +234,30 @@ func (s *Server) signInToken(w http.ResponseWriter, r *http.Request, token strin
 }
 
 // setSession sets the session cookie: HttpOnly (no script reads it),
-// SameSite=Strict (no other site's request carries it), Secure over TLS.
+// SameSite=Strict (no other site's request carries it), Secure over TLS,
+// ours or a proxy's.
 func (s *Server) setSession(w http.ResponseWriter, r *http.Request, sess string) {
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName(r), Value: sess, Path: "/", MaxAge: int(sessionTTL / time.Second),
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || forwardedHTTPS(r),
 	})
+}
+
+// forwardedHTTPS reports whether a proxy says r reached it over https
+// (X-Forwarded-Proto, or Forwarded's proto). Trusting it is safe here: a
+// client that lies only makes its own cookie Secure.
+func forwardedHTTPS(r *http.Request) bool {
+	if p, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ","); strings.EqualFold(strings.TrimSpace(p), "https") {
+		return true
+	}
+	first, _, _ := strings.Cut(r.Header.Get("Forwarded"), ",")
+	for kv := range strings.SplitSeq(first, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		if strings.EqualFold(k, "proto") && strings.EqualFold(strings.Trim(v, `"`), "https") {
+			return true
+		}
+	}
+	return false
 }
 
 // subprotocolToken returns the token a client offered as a subprotocol.

@@ -5,11 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -102,6 +104,9 @@ func (c Config) Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	s, err := c.open(ctx, path)
 	if err == nil {
 		if err = migrate(ctx, s.conn, SchemaVersion); err != nil {
@@ -122,6 +127,24 @@ func (c Config) Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s.start()
 	return s, nil
+}
+
+// createPrivate creates the database file, empty, readable and writable
+// by its owner alone, when there is none: SQLite would create it 0644
+// (less the umask), and it keeps conversations and the unredacted
+// before-images of the files undo can restore. SQLite makes its WAL and
+// shared-memory files with the database file's permissions. An existing
+// file is left as it is; one that cannot be made (a read-only directory)
+// is SQLite's to report.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			return nil
+		}
+		return fmt.Errorf("store: create %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // cannotWrite reports whether err says the database file cannot be opened

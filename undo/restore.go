@@ -95,6 +95,7 @@ func Restore(ctx context.Context, ws *sandbox.Workspace, j Journal, thread strin
 	}
 	var conflicts []Conflict
 	changed := map[string]bool{}
+	same := map[string]bool{} // as before the turn already: nothing to write
 	for _, e := range files {
 		if e.TooLarge {
 			conflicts = append(conflicts, Conflict{Path: e.Path, Why: "its content before the turn was too large to keep, so it cannot be restored"})
@@ -103,6 +104,14 @@ func Restore(ctx context.Context, ws *sandbox.Workspace, j Journal, thread strin
 		now, err := hashOf(ws, e.Path)
 		if err != nil {
 			return nil, fmt.Errorf("undo: %s: %w", e.Path, err)
+		}
+		if e.Existed && now == hashBytes(e.Before) {
+			// As it was before the turn (a write refused or that changed
+			// nothing, or undone by hand): writing it again changes
+			// nothing, or fails where the workspace never lets a file be
+			// written (a journal kept before the tracker left those out).
+			same[e.Path] = true
+			continue
 		}
 		if now == e.After {
 			continue
@@ -124,6 +133,9 @@ func Restore(ctx context.Context, ws *sandbox.Workspace, j Journal, thread strin
 	for _, e := range files {
 		if e.TooLarge {
 			r.Skipped = append(r.Skipped, e.Path)
+			continue
+		}
+		if same[e.Path] {
 			continue
 		}
 		if e.Existed {

@@ -137,6 +137,11 @@ func (tr *Tracker) before(ctx context.Context, thread, turn, rel string) (note s
 	if seen {
 		return "", nil
 	}
+	if tr.ws.Check(rel, true) != nil {
+		// Never writable (git's metadata, the deny list): the tool refuses
+		// it, and undo has nothing to put back, nor a copy to keep.
+		return "", nil
+	}
 	e := Entry{Thread: thread, Turn: turn, Kind: KindFile, Path: rel}
 	data, err := tr.ws.ReadFile(rel)
 	switch {
@@ -206,8 +211,13 @@ func hashOf(ws *sandbox.Workspace, rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return hashBytes(data), nil
+}
+
+// hashBytes is the SHA-256 (hex) of data, as entries note what a turn left.
+func hashBytes(data []byte) string {
 	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(sum[:])
 }
 
 // execTool is a command tool: its turn is marked as one whose changes undo

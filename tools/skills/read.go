@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/tool"
@@ -57,7 +58,8 @@ func read(c *Catalog, in readInput) (tool.Output, error) {
 	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
 		return failed(fmt.Sprintf("file %q is outside the skill; give a path relative to the skill's directory", file))
 	}
-	f, err := root.Open(clean)
+	// Without waiting: a FIFO would wait for a writer (refused below).
+	f, err := root.OpenFile(clean, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return failed(fmt.Sprintf("the skill %s has no file %q; files: %s", s.Name, clean, strings.Join(listFiles(root), ", ")))
@@ -72,6 +74,9 @@ func read(c *Catalog, in readInput) (tool.Output, error) {
 	}
 	if fi.IsDir() {
 		return failed(fmt.Sprintf("%q is a directory; files: %s", clean, strings.Join(listFiles(root), ", ")))
+	}
+	if !fi.Mode().IsRegular() {
+		return failed(fmt.Sprintf("%q is not a regular file (%v)", clean, fi.Mode().Type()))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxSkillFile+1))
 	if err != nil {

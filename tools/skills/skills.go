@@ -9,10 +9,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -174,16 +176,30 @@ const (
 	maxAgentsMD     = 64 << 10
 )
 
-// readCapped reads a file of at most max bytes.
+// readCapped reads a regular file of at most max bytes. It is opened
+// without waiting (a FIFO would wait for a writer) and read through the
+// bound (a link to a device has size 0 and never ends).
 func readCapped(path string, max int64) ([]byte, error) {
-	fi, err := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v)", filepath.Base(path), fi.Mode().Type())
 	}
 	if fi.Size() > max {
 		return nil, fmt.Errorf("%s has %d bytes, more than %d", filepath.Base(path), fi.Size(), max)
 	}
-	return os.ReadFile(path)
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s has more than %d bytes", filepath.Base(path), max)
+	}
+	return b, err
 }
 
 // Prompt is the skills block of the system prompt: one line per skill.
@@ -203,16 +219,34 @@ func (c *Catalog) Prompt() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// AgentsMD returns the instructions block made of the workspace's
-// AGENTS.md, or "" when it has none. A file over 64 KiB is cut, saying so.
-func AgentsMD(workspace string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(workspace, "AGENTS.md"))
+// AgentsMD returns the instructions block made of the AGENTS.md at the
+// root of fsys, the workspace as its file tools see it
+// (sandbox.Workspace.FS), or "" when it has none. The file comes with the
+// repository: read through the workspace, a link to a denied file (.env)
+// or out of the workspace is refused as read_file refuses it, and only a
+// regular file is read, at most 128 KiB of it (a link to /dev/zero or a
+// FIFO would never end). A file over 64 KiB is cut, saying so.
+func AgentsMD(fsys fs.FS) (string, error) {
+	f, err := fsys.Open("AGENTS.md")
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("AGENTS.md: %w", err)
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("AGENTS.md: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("AGENTS.md is not a regular file (%v)", fi.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 2*maxAgentsMD))
+	if err != nil {
+		return "", fmt.Errorf("AGENTS.md: %w", err)
+	}
+	size := max(fi.Size(), int64(len(b)))
 	text := strings.TrimSpace(string(b))
 	if text == "" {
 		return "", nil
@@ -222,7 +256,7 @@ func AgentsMD(workspace string) (string, error) {
 		for cut > 0 && (text[cut]&0xC0) == 0x80 {
 			cut--
 		}
-		text = text[:cut] + fmt.Sprintf("\n[AGENTS.md cut at %d bytes of %d; read the rest with read_file]", cut, len(b))
+		text = text[:cut] + fmt.Sprintf("\n[AGENTS.md cut at %d bytes of %d; read the rest with read_file]", cut, size)
 	}
 	return "Instructions from AGENTS.md in the workspace:\n\n" + text, nil
 }

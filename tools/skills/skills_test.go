@@ -152,16 +152,16 @@ func TestDirs(t *testing.T) {
 
 func TestAgentsMD(t *testing.T) {
 	ws := t.TempDir()
-	if got, err := AgentsMD(ws); got != "" || err != nil {
+	if got, err := AgentsMD(os.DirFS(ws)); got != "" || err != nil {
 		t.Fatalf("no AGENTS.md: %q, %v", got, err)
 	}
 	write(t, filepath.Join(ws, "AGENTS.md"), "Run go test before committing.\n")
-	got, err := AgentsMD(ws)
+	got, err := AgentsMD(os.DirFS(ws))
 	if err != nil || !strings.HasSuffix(got, "\n\nRun go test before committing.") {
 		t.Fatalf("AGENTS.md block = %q, %v", got, err)
 	}
 	write(t, filepath.Join(ws, "AGENTS.md"), strings.Repeat("é", maxAgentsMD))
-	got, err = AgentsMD(ws)
+	got, err = AgentsMD(os.DirFS(ws))
 	if err != nil || !strings.Contains(got, "[AGENTS.md cut at") || len(got) > maxAgentsMD+200 || !strings.HasPrefix(got, "Instructions") {
 		t.Fatalf("long AGENTS.md: %d bytes, %v", len(got), err)
 	}

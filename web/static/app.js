@@ -663,7 +663,8 @@ function resultItem(v, t, it) {
 // editDiff shows the change an edit or write makes, as a unified diff.
 function editDiff(name, a) {
   if (name === "edit_file" && typeof a.patch === "string" && a.patch) return patchView(a.path, a.patch);
-  if (name === "edit_file" && typeof a.old_string === "string") return diffView(a.path, a.old_string, a.new_string || "");
+  // replace_all changes every occurrence, where the diff shows one: say so.
+  if (name === "edit_file" && typeof a.old_string === "string") return diffView(a.replace_all ? `${a.path || ""} · every occurrence (replace_all)` : a.path, a.old_string, a.new_string || "");
   if (name === "write_file" && typeof a.content === "string") return diffView(a.path, "", a.content);
   return null;
 }

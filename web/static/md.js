@@ -3,6 +3,21 @@
 // markup. It knows what models write: headings, paragraphs, fenced code
 // (with a light highlighter), lists, quotes, rules, tables, and inline code,
 // bold, italic, strikethrough and links (http, https and mailto only).
+//
+// What a model writes is hostile: no pattern here may take more than about
+// linear time on it (a regular expression that backtracks over a long line
+// froze the tab: 4,000 backticks took 20 s), quotes nest at most maxQuote
+// deep (each level is a call), and text past the bounds below is shown as
+// it is, unformatted.
+
+// maxInline bounds the text of one line (or list item) that inline markdown
+// is parsed in; a longer one is plain text.
+const maxInline = 20000;
+// maxQuote bounds how deep quotes nest; deeper ">" are shown as text.
+const maxQuote = 8;
+// maxHighlightLine bounds the longest line of a code block that is
+// highlighted; a block with a longer line (minified code) is plain text.
+const maxHighlightLine = 1000;
 
 // spans splits text from offset from into block sources with their start
 // offsets: fenced code is one block, other blocks end at a blank line.
@@ -47,7 +62,7 @@ export function blocks(text) {
 // in it is final and rebuilds only its last line, item or row (extend
 // below): a paint costs the same at the end of a long answer, or a long
 // code block, as at its start.
-export function render(el, text) {
+export function render(el, text, depth = 0) {
   const prev = el._md;
   let base = 0;
   if (prev && prev.srcs.length && text.startsWith(prev.text)) base = prev.srcs.length - 1;
@@ -61,7 +76,7 @@ export function render(el, text) {
   while (nodes.length > i + 1) el.lastChild.remove();
   if (nodes.length > i && !(i === old.length - 1 && i < srcs.length && extend(nodes[i], old[i], srcs[i]))) el.lastChild.remove();
   const frag = document.createDocumentFragment();
-  for (let j = nodes.length; j < srcs.length; j++) frag.appendChild(block(srcs[j]));
+  for (let j = nodes.length; j < srcs.length; j++) frag.appendChild(block(srcs[j], depth));
   el.appendChild(frag);
   el._md = { text, srcs, starts };
 }
@@ -141,8 +156,8 @@ function h(tag, cls, text) {
 
 // block renders one block source as one element. Paragraphs, lists,
 // tables and fenced code keep in _tail where their final part ends, for
-// extend.
-function block(src) {
+// extend. Quotes nest at most maxQuote deep (depth counts them).
+function block(src, depth) {
   const lines = src.split("\n");
   const first = lines[0];
   const kd = kind(lines);
@@ -166,10 +181,10 @@ function block(src) {
     return e;
   }
   if (kd.k === "hr") return h("hr");
-  if (kd.k === "quote") {
+  if (kd.k === "quote" && depth < maxQuote) {
     const q = h("blockquote");
     const inner = h("div", "md");
-    render(inner, lines.map(l => l.replace(/^\s{0,3}>\s?/, "")).join("\n"));
+    render(inner, lines.map(l => l.replace(/^\s{0,3}>\s?/, "")).join("\n"), depth + 1);
     q.appendChild(inner);
     return q;
   }
@@ -241,9 +256,17 @@ function rows(body, ls, k) {
   }
 }
 
-// inline appends the inline markdown of s to el.
-const inlineRe = /(`+)([\s\S]*?[^`])\1(?!`)|\*\*([\s\S]+?)\*\*|(?<!\w)__([\s\S]+?)__(?!\w)|\*([^*\s][^*]*?)\*|(?<![\w])_([^_\s][^_]*?)_(?![\w])|~~([\s\S]+?)~~|\[([^\]]+)\]\(([^()\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
+// inline appends the inline markdown of s to el. Each alternative of
+// inlineRe stops at the first place its match could end, so a start that
+// finds no end costs the distance to that place, not the rest of the line:
+// a code span opens and closes on whole runs of backticks (the lookarounds),
+// __ cannot run past another __, a link's text past another [.
+const inlineRe = /(?<!`)(`+)(?!`)([\s\S]*?[^`])\1(?!`)|\*\*([\s\S]+?)\*\*|(?<!\w)__((?:(?!__)[\s\S])+?)__(?!\w)|\*([^*\s][^*]*?)\*|(?<![\w])_([^_\s][^_]*?)_(?![\w])|~~([\s\S]+?)~~|\[([^[\]]+)\]\(([^()\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
 export function inline(el, s) {
+  if (s.length > maxInline) {
+    el.appendChild(document.createTextNode(s));
+    return;
+  }
   let last = 0;
   for (const m of s.matchAll(inlineRe)) {
     if (m.index > last) el.appendChild(document.createTextNode(s.slice(last, m.index)));
@@ -294,7 +317,7 @@ export function highlight(code, text, lang, from = 0) {
   const lastLine = text.lastIndexOf("\n") + 1;
   let line = 0; // the line number of from
   for (let k = text.indexOf("\n"); k >= 0 && k < from; k = text.indexOf("\n", k + 1)) line++;
-  const plainText = text.length > 100000 || /^(text|txt|plain|diff|)$/.test(lang || "");
+  const plainText = text.length > 100000 || /^(text|txt|plain|diff|)$/.test(lang || "") || longestLine(text) > maxHighlightLine;
   const hashComments = /^(py|python|sh|bash|shell|zsh|rb|ruby|yaml|yml|toml|r|perl)$/i.test(lang);
   const toks = []; // [start, end, class or null]: tokens with a class, and those over lines
   let open = text.length; // the first opener that matched nothing
@@ -355,4 +378,19 @@ export function highlight(code, text, lang, from = 0) {
   }
   code._tailNodes = tail;
   return done;
+}
+
+// longestLine is the length of text's longest line. A string token of the
+// highlighter that does not close scans to the end of its line from every
+// quote in it: quadratic in the line's length, so long lines are not
+// highlighted.
+function longestLine(text) {
+  let best = 0;
+  for (let i = 0; i < text.length;) {
+    let j = text.indexOf("\n", i);
+    if (j < 0) j = text.length;
+    best = Math.max(best, j - i);
+    i = j + 1;
+  }
+  return best;
 }
