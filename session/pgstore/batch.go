@@ -15,16 +15,16 @@ import (
 )
 
 // Items are committed in batches (group commit): each committer takes
-// every item waiting when it is free and writes them in one statement, its
-// own transaction, so a commit's round trip and flush are paid per batch,
-// not per item; the committers' commits meet in the database's flushes.
+// every item waiting when it is free and writes them in one transaction
+// (writeBatch), so a commit's round trips and flush are paid per batch, not
+// per item; the committers' commits meet in the database's flushes.
 // Each item is still committed, and fenced, before its Record returns; an
 // item refused is refused alone.
 const (
-	// maxBatch bounds the items of one statement, so a commit's latency
+	// maxBatch bounds the items of one transaction, so a commit's latency
 	// stays small when many turns write at once.
 	maxBatch = 256
-	// committers is how many batches are written at once: a statement
+	// committers is how many batches are written at once: a batch
 	// waits for a core as much as for the disk, and while one batch is
 	// flushed the next is written.
 	committers = 4
@@ -33,8 +33,8 @@ const (
 // ErrClosed is matched by the error for a write after Close.
 var ErrClosed = errors.New("pgstore: the store is closed")
 
-// The states of a recordOp: queued until the committer takes it into a
-// statement, or abandoned by its writer first (its context ended).
+// The states of a recordOp: queued until a committer takes it into a
+// batch, or abandoned by its writer first (its context ended).
 const (
 	opQueued int32 = iota
 	opTaken
@@ -59,9 +59,8 @@ var errFallback = errors.New("pgstore: batch needs the one-by-one path")
 
 // record queues op for a batch and waits for its commit. A writer whose
 // ctx ends while its item waits in the queue gets ctx's error and the item
-// is not written; once the item is in a statement, record waits for the
-// statement's outcome, so its error always means the item was not
-// written.
+// is not written; once the item is in a batch, record waits for the
+// batch's outcome, so its error always means the item was not written.
 func (s *Store) record(ctx context.Context, op *recordOp) error {
 	s.closing.RLock()
 	if s.closed {
@@ -113,7 +112,7 @@ func (s *Store) committer() {
 }
 
 // take keeps the batch's items whose writers still wait, and marks them
-// taken: from here their writers wait for the statement's outcome.
+// taken: from here their writers wait for the batch's outcome.
 func take(batch []*recordOp) []*recordOp {
 	return slices.DeleteFunc(batch, func(op *recordOp) bool { return !op.state.CompareAndSwap(opQueued, opTaken) })
 }
@@ -155,119 +154,168 @@ func (s *Store) recordOne(ctx context.Context, tx pgx.Tx, op *recordOp) error {
 	return err
 }
 
-// batchSQL appends a batch of items in one statement, so in one round
-// trip and one commit: the threads' rows locked in id order (no two batches
-// wait on each other), the turns' leases share-locked (a takeover, which
-// changes the token, waits for the commit) and read as they are now, the
-// items that pass their fence inserted after their thread's last item, the
-// threads' counts and titles and the steers delivered. It returns a row per
-// item: whether it was written and, when it was not, what refused it.
-const batchSQL = `
-WITH v AS MATERIALIZED (
-	SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[], $9::bigint[], $10::text[])
-		AS v(ord, thread, id, turn, role, origin, pending, parts, fence, title)
-), th AS MATERIALIZED (
-	SELECT id, nitems FROM threads WHERE id IN (SELECT thread FROM v) ORDER BY id FOR UPDATE
-), tu AS MATERIALIZED (
-	SELECT id, status, fence, node FROM turns WHERE id IN (SELECT turn FROM v WHERE turn <> '') FOR SHARE
-), ok AS MATERIALIZED (
-	SELECT v.*, th.nitems + row_number() OVER (PARTITION BY v.thread ORDER BY v.ord) AS seq
-	FROM v JOIN th ON th.id = v.thread LEFT JOIN tu ON tu.id = v.turn
-	WHERE v.turn = ''
-		OR (tu.id IS NULL AND v.fence = 0)
-		OR (v.fence <> 0 AND tu.status = 'running' AND tu.fence = v.fence)
-		OR (v.fence = 0 AND tu.status <> 'running')
-), ins AS (
-	INSERT INTO items (thread, seq, id, turn, role, origin, pending, parts, created)
-	SELECT thread, seq, id, turn, role, origin, pending, parts, $11 FROM ok
-), upd AS (
-	UPDATE threads SET nitems = n.last, title = CASE WHEN threads.title = '' THEN n.title ELSE threads.title END
-	FROM (SELECT thread, max(seq) AS last, coalesce((array_agg(title ORDER BY ord) FILTER (WHERE title <> ''))[1], '') AS title
-		FROM ok GROUP BY thread) AS n
-	WHERE threads.id = n.thread
-), st AS (
-	UPDATE steers SET delivered = $11 WHERE id IN (SELECT id FROM ok WHERE origin = 'steer') AND delivered IS NULL
-)
-SELECT v.ord, EXISTS (SELECT 1 FROM ok WHERE ok.ord = v.ord), th.id IS NOT NULL, tu.id IS NOT NULL,
-	coalesce(tu.status, ''), coalesce(tu.fence, 0), coalesce(tu.node, '')
-FROM v LEFT JOIN th ON th.id = v.thread LEFT JOIN tu ON tu.id = v.turn`
-
-// writeBatch appends the batch's items in one statement (batchSQL), its
-// own transaction, committed when the database answers. An item refused
-// (its lease lost, its thread missing) gets its error in errs and the
-// others are written; an item the batch cannot write (an id recorded
-// before: a placeholder's answer) returns errFallback, with nothing
-// written.
-func (s *Store) writeBatch(ctx context.Context, batch []*recordOp, errs []error) error {
-	n := len(batch)
-	var (
-		ord                                          = make([]int32, n)
-		thread, id, turn, role, origin, parts, title = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		pending                                      = make([]bool, n)
-		fence                                        = make([]int64, n)
-	)
-	for i, op := range batch {
-		it := &op.it
-		res := it.Result()
-		ord[i], thread[i], id[i], turn[i] = int32(i), op.threadID, it.ID, it.TurnID
-		role[i], origin[i], parts[i], fence[i] = it.Role.String(), it.Origin.String(), string(op.parts), op.fence
-		pending[i] = it.Role == llm.RoleTool && res != nil && res.Status == llm.ResultPending
-		if it.Role == llm.RoleUser && it.Origin == llm.OriginInput {
-			// The first thing the user said names the thread in lists.
-			title[i] = shortTitle(it.Text())
-		}
-	}
-	rows, err := s.pool.Query(ctx, batchSQL, ord, thread, id, turn, role, origin, pending, parts, fence, title, time.Now().UnixNano())
+// writeBatch appends the batch's items in one transaction of two round
+// trips: the transaction begun, the threads' rows locked in id order (no
+// two batches wait on each other) and the turns' leases read in the first;
+// the items inserted in one statement, the threads' counts and the steers
+// delivered, and the commit in the second. An item refused (its lease
+// lost, its thread missing) gets its error in errs and the others go on;
+// an item the batch cannot write (an id recorded before) returns
+// errFallback, with nothing written.
+func (s *Store) writeBatch(ctx context.Context, batch []*recordOp, errs []error) (err error) {
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("pgstore: items: %w", err)
 	}
-	type outcome struct {
-		written, thread, found bool
-		status, node           string
-		fence                  int64
-	}
-	got := make([]outcome, n)
-	seen := 0
-	for rows.Next() {
-		var i int32
-		var o outcome
-		if err := rows.Scan(&i, &o.written, &o.thread, &o.found, &o.status, &o.fence, &o.node); err != nil {
-			rows.Close()
-			return fmt.Errorf("pgstore: items: %w", err)
-		}
-		if i < 0 || int(i) >= n {
-			rows.Close()
-			return fmt.Errorf("pgstore: items: the database answered for item %d of %d", i, n)
-		}
-		got[i] = o
-		seen++
-	}
-	// Close waits for the end of the statement's transaction: its commit.
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "23505" {
-			return errFallback
-		}
-		return fmt.Errorf("pgstore: items: %w", err)
-	}
-	if seen != n {
-		return fmt.Errorf("pgstore: items: the database answered for %d of %d items", seen, n)
-	}
-	for i, op := range batch {
-		o := got[i]
-		switch {
-		case o.written:
-		case !o.thread:
-			errs[i] = notFound(op.threadID)
-		default:
-			errs[i] = fenceErr(op.it.TurnID, op.fence, o.found, o.status, o.fence, o.node)
-			if errs[i] == nil {
-				// The statement's rule and fenceErr disagree: never
-				// report an item written that was not.
-				errs[i] = fmt.Errorf("pgstore: item %s was not written", op.it.ID)
+	defer conn.Release()
+	committed := false
+	defer func() {
+		if !committed {
+			// A failed pipeline leaves its transaction open (or
+			// aborted): end it before the connection goes back.
+			if _, rerr := conn.Exec(context.Background(), `ROLLBACK`); rerr != nil {
+				conn.Conn().Close(context.Background())
 			}
 		}
+	}()
+	var threadIDs, turnIDs []string
+	for _, op := range batch {
+		threadIDs = append(threadIDs, op.threadID)
+		if op.it.TurnID != "" {
+			turnIDs = append(turnIDs, op.it.TurnID)
+		}
 	}
+	slices.Sort(threadIDs)
+	threadIDs = slices.Compact(threadIDs)
+	// The threads locked and the leases read in one round trip.
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(`SELECT id, nitems FROM threads WHERE id = ANY($1) ORDER BY id FOR UPDATE`, threadIDs)
+	b.Queue(`SELECT id, status, fence, node FROM turns WHERE id = ANY($1) FOR SHARE`, turnIDs)
+	br := conn.SendBatch(ctx, b)
+	nitems := make(map[string]int64, len(threadIDs))
+	type lease struct {
+		status, node string
+		fence        int64
+	}
+	leases := make(map[string]lease, len(turnIDs))
+	err = func() error {
+		defer br.Close()
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			var n int64
+			if err := rows.Scan(&id, &n); err != nil {
+				rows.Close()
+				return err
+			}
+			nitems[id] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if rows, err = br.Query(); err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			var l lease
+			if err := rows.Scan(&id, &l.status, &l.fence, &l.node); err != nil {
+				rows.Close()
+				return err
+			}
+			leases[id] = l
+		}
+		rows.Close()
+		return rows.Err()
+	}()
+	if err != nil {
+		return fmt.Errorf("pgstore: items: %w", err)
+	}
+	now := time.Now().UnixNano()
+	var (
+		cThread, cID, cTurn, cRole, cOrigin, cParts []string
+		cSeq                                        []int64
+		cPending                                    []bool
+		steers                                      []string
+		titles                                      = make(map[string]string)
+	)
+	for i, op := range batch {
+		n, ok := nitems[op.threadID]
+		if !ok {
+			errs[i] = notFound(op.threadID)
+			continue
+		}
+		if op.it.TurnID != "" {
+			l, found := leases[op.it.TurnID]
+			if err := fenceErr(op.it.TurnID, op.fence, found, l.status, l.fence, l.node); err != nil {
+				errs[i] = err
+				continue
+			}
+		}
+		it := &op.it
+		res := it.Result()
+		n++
+		nitems[op.threadID] = n
+		cThread, cSeq, cID, cTurn = append(cThread, op.threadID), append(cSeq, n), append(cID, it.ID), append(cTurn, it.TurnID)
+		cRole, cOrigin, cParts = append(cRole, it.Role.String()), append(cOrigin, it.Origin.String()), append(cParts, string(op.parts))
+		cPending = append(cPending, it.Role == llm.RoleTool && res != nil && res.Status == llm.ResultPending)
+		if it.Role == llm.RoleUser && it.Origin == llm.OriginInput && titles[op.threadID] == "" {
+			titles[op.threadID] = shortTitle(it.Text())
+		}
+		if it.Origin == llm.OriginSteer {
+			steers = append(steers, it.ID)
+		}
+	}
+	if len(cID) == 0 {
+		return nil
+	}
+	// No ON CONFLICT: an id recorded before fails the statement, the
+	// commit behind it in the pipeline is not run, and the batch goes the
+	// one-by-one way.
+	w := &pgx.Batch{}
+	w.Queue(`
+INSERT INTO items (thread, seq, id, turn, role, origin, pending, parts, created)
+SELECT thread, seq, id, turn, role, origin, pending, parts, $9
+FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[])
+	AS v(thread, seq, id, turn, role, origin, pending, parts)`, cThread, cSeq, cID, cTurn, cRole, cOrigin, cPending, cParts, now)
+	var uID, uTitle []string
+	var uN []int64
+	for _, id := range threadIDs {
+		if n, ok := nitems[id]; ok {
+			uID, uN, uTitle = append(uID, id), append(uN, n), append(uTitle, titles[id])
+		}
+	}
+	w.Queue(`
+UPDATE threads SET nitems = v.n, title = CASE WHEN threads.title = '' THEN v.title ELSE threads.title END
+FROM unnest($1::text[], $2::bigint[], $3::text[]) AS v(id, n, title) WHERE threads.id = v.id`, uID, uN, uTitle)
+	if len(steers) > 0 {
+		w.Queue(`UPDATE steers SET delivered = $2 WHERE id = ANY($1) AND delivered IS NULL`, steers, now)
+	}
+	w.Queue(`COMMIT`)
+	// The items, the threads' counts, the steers delivered and the commit
+	// in one round trip.
+	wr := conn.SendBatch(ctx, w)
+	defer wr.Close()
+	for range w.Len() {
+		if _, err := wr.Exec(); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "23505" {
+				return errFallback
+			}
+			return fmt.Errorf("pgstore: items: %w", err)
+		}
+	}
+	if err := wr.Close(); err != nil {
+		return fmt.Errorf("pgstore: items: %w", err)
+	}
+	committed = true
 	return nil
 }

@@ -144,7 +144,7 @@ func itemIDs(t *testing.T, s *Store, thread string) []string {
 	return ids
 }
 
-// One statement carries the items of many turns: the writer whose lease
+// One batch carries the items of many turns: the writer whose lease
 // was lost is refused item by item, every other writer's items commit, in
 // their order.
 func TestABatchRefusesAFencedWriterAndCommitsTheOthers(t *testing.T) {
@@ -185,7 +185,7 @@ func TestABatchRefusesAFencedWriterAndCommitsTheOthers(t *testing.T) {
 	}
 }
 
-// A statement that fails mid-way (an item recorded before, not a
+// A batch that fails mid-way (an item recorded before, not a
 // placeholder) writes nothing; its items are then written one by one: the
 // bad one refused, the others committed once, in order.
 func TestABatchFailingMidwayCommitsTheRestOnce(t *testing.T) {
@@ -253,7 +253,7 @@ func TestRecordCancelledWhileWaitingIsNotWritten(t *testing.T) {
 		}
 	}
 	// One item per committer, each taken before the next is queued: every
-	// committer waits in a statement.
+	// committer waits in a batch.
 	var held []*recordOp
 	for _, th := range busy {
 		o := op(th, text(th+".t", th+".t.1", "held up"), s.fence(th+".t"))

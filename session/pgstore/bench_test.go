@@ -37,8 +37,16 @@ func BenchmarkRecord64Turns(b *testing.B) {
 	}
 }
 
-func record64(b *testing.B, url string) {
-	const turns = 64
+// BenchmarkRecordOneTurn measures a durable item's latency when one turn
+// records alone: what a turn waits per item on a quiet node.
+func BenchmarkRecordOneTurn(b *testing.B) {
+	b.ReportAllocs()
+	recordN(b, servicetest.Postgres(b), 1)
+}
+
+func record64(b *testing.B, url string) { recordN(b, url, 64) }
+
+func recordN(b *testing.B, url string, turns int) {
 	s, err := pgstore.Open(context.Background(), pgstore.Config{URL: url, Lease: time.Minute, MaxRunning: turns})
 	if err != nil {
 		b.Fatal(err)
