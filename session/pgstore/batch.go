@@ -14,26 +14,26 @@ import (
 	"github.com/reinhq/rein/llm"
 )
 
-// Items are committed in batches (group commit): each committer takes
+// Items are committed in batches (group commit): each writer takes
 // every item waiting when it is free and writes them in one transaction
 // (writeBatch), so a commit's round trips and flush are paid per batch, not
-// per item; the committers' commits meet in the database's flushes.
+// per item; the writers' commits meet in the database's flushes.
 // Each item is still committed, and fenced, before its Record returns; an
 // item refused is refused alone.
 const (
 	// maxBatch bounds the items of one transaction, so a commit's latency
 	// stays small when many turns write at once.
 	maxBatch = 256
-	// committers is how many batches are written at once: a batch
-	// waits for a core as much as for the disk, and while one batch is
-	// flushed the next is written.
-	committers = 4
+	// writers is how many batches are written at once: a batch waits
+	// for a core as much as for the disk, and while one batch is flushed
+	// the next is written.
+	writers = 4
 )
 
 // ErrClosed is matched by the error for a write after Close.
 var ErrClosed = errors.New("pgstore: the store is closed")
 
-// The states of a recordOp: queued until a committer takes it into a
+// The states of a recordOp: queued until a writer takes it into a
 // batch, or abandoned by its writer first (its context ended).
 const (
 	opQueued int32 = iota
@@ -85,9 +85,9 @@ func (s *Store) record(ctx context.Context, op *recordOp) error {
 	}
 }
 
-// committer commits batches of queued items until ops is closed and
+// writer commits batches of queued items until ops is closed and
 // drained.
-func (s *Store) committer() {
+func (s *Store) writer() {
 	defer s.writersDone.Done()
 	batch := make([]*recordOp, 0, maxBatch)
 	for first := range s.ops {

@@ -231,12 +231,12 @@ func TestABatchFailingMidwayCommitsTheRestOnce(t *testing.T) {
 	}
 }
 
-// A writer whose context ends while its item waits for a committer (each
+// A writer whose context ends while its item waits for a writer (each
 // is held up by a locked thread) returns at once with the context's error,
-// and the item is never written; the committers go on with the others.
+// and the item is never written; the writers go on with the others.
 func TestRecordCancelledWhileWaitingIsNotWritten(t *testing.T) {
 	var busy []string
-	for i := range committers {
+	for i := range writers {
 		busy = append(busy, fmt.Sprintf("busy%d", i))
 	}
 	s := newTurns(t, append(busy, "other")...)
@@ -252,8 +252,8 @@ func TestRecordCancelledWhileWaitingIsNotWritten(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// One item per committer, each taken before the next is queued: every
-	// committer waits in a batch.
+	// One item per writer, each taken before the next is queued: every
+	// writer waits in a batch.
 	var held []*recordOp
 	for _, th := range busy {
 		o := op(th, text(th+".t", th+".t.1", "held up"), s.fence(th+".t"))
@@ -261,7 +261,7 @@ func TestRecordCancelledWhileWaitingIsNotWritten(t *testing.T) {
 		s.ops <- o
 		for deadline := time.Now().Add(10 * time.Second); o.state.Load() != opTaken; time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("no committer took %s", o.it.ID)
+				t.Fatalf("no writer took %s", o.it.ID)
 			}
 		}
 	}

@@ -77,7 +77,7 @@ type Store struct {
 	// counted once per batch.
 	acq sync.Mutex
 
-	// ops queues Record's items for the committers (batch.go); closing
+	// ops queues Record's items for the writers (batch.go); closing
 	// guards closed against sends on it.
 	ops         chan *recordOp
 	closing     sync.RWMutex
@@ -122,9 +122,9 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: the database URL: %w", err)
 	}
-	if !strings.Contains(c.URL, "pool_max_conns") && pc.MaxConns < committers+8 {
-		// The committers, the heartbeat, claims and reads at once.
-		pc.MaxConns = committers + 8
+	if !strings.Contains(c.URL, "pool_max_conns") && pc.MaxConns < writers+8 {
+		// The batch writers, the heartbeat, claims and reads at once.
+		pc.MaxConns = writers + 8
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
@@ -145,9 +145,9 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 	s := &Store{pool: pool, node: c.Node, lease: c.Lease, max: c.MaxRunning, takeOver: takeOver, held: make(map[string]int64),
 		stop: make(chan struct{}), done: make(chan struct{}), ops: make(chan *recordOp, maxBatch)}
 	go s.heartbeat()
-	for range committers {
+	for range writers {
 		s.writersDone.Add(1)
-		go s.committer()
+		go s.writer()
 	}
 	return s, nil
 }
