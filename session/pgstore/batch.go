@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,20 +14,32 @@ import (
 	"github.com/reinhq/rein/llm"
 )
 
-// Items are committed in batches: the turns recording at once share a
-// transaction (group commit), so a commit's cost is paid per batch, not per
-// item. Each item is still committed, and fenced, before its Record
-// returns.
+// Items are committed in batches (group commit): each writer takes
+// every item waiting when it is free and writes them in one transaction
+// (writeBatch), so a commit's round trips and flush are paid per batch, not
+// per item; the writers' commits meet in the database's flushes.
+// Each item is still committed, and fenced, before its Record returns; an
+// item refused is refused alone.
 const (
-	// maxBatch bounds the items of one commit, so a commit's latency
+	// maxBatch bounds the items of one transaction, so a commit's latency
 	// stays small when many turns write at once.
 	maxBatch = 256
-	// writers is how many batches commit at once.
+	// writers is how many batches are written at once: a batch waits
+	// for a core as much as for the disk, and while one batch is flushed
+	// the next is written.
 	writers = 4
 )
 
 // ErrClosed is matched by the error for a write after Close.
 var ErrClosed = errors.New("pgstore: the store is closed")
+
+// The states of a recordOp: queued until a writer takes it into a
+// batch, or abandoned by its writer first (its context ended).
+const (
+	opQueued int32 = iota
+	opTaken
+	opAbandoned
+)
 
 // recordOp is one Record waiting for its batch.
 type recordOp struct {
@@ -35,6 +48,7 @@ type recordOp struct {
 	parts    []byte
 	// fence is the lease the writer held when it asked.
 	fence int64
+	state atomic.Int32
 	done  chan error
 }
 
@@ -43,7 +57,10 @@ type recordOp struct {
 // one by one instead.
 var errFallback = errors.New("pgstore: batch needs the one-by-one path")
 
-// record queues op for a batch and waits for its commit.
+// record queues op for a batch and waits for its commit. A writer whose
+// ctx ends while its item waits in the queue gets ctx's error and the item
+// is not written; once the item is in a batch, record waits for the
+// batch's outcome, so its error always means the item was not written.
 func (s *Store) record(ctx context.Context, op *recordOp) error {
 	s.closing.RLock()
 	if s.closed {
@@ -57,12 +74,19 @@ func (s *Store) record(ctx context.Context, op *recordOp) error {
 		return fmt.Errorf("pgstore: item %s not queued: %w", op.it.ID, ctx.Err())
 	}
 	s.closing.RUnlock()
-	// A queued write is carried out whatever happens to ctx: its error
-	// always means it did not happen.
-	return <-op.done
+	select {
+	case err := <-op.done:
+		return err
+	case <-ctx.Done():
+		if op.state.CompareAndSwap(opQueued, opAbandoned) {
+			return fmt.Errorf("pgstore: item %s not written: %w", op.it.ID, ctx.Err())
+		}
+		return <-op.done
+	}
 }
 
-// writer commits batches of queued items until ops is closed.
+// writer commits batches of queued items until ops is closed and
+// drained.
 func (s *Store) writer() {
 	defer s.writersDone.Done()
 	batch := make([]*recordOp, 0, maxBatch)
@@ -80,8 +104,17 @@ func (s *Store) writer() {
 				break fill
 			}
 		}
-		s.commitBatch(batch)
+		if batch = take(batch); len(batch) > 0 {
+			s.commitBatch(batch)
+		}
+		clear(batch)
 	}
+}
+
+// take keeps the batch's items whose writers still wait, and marks them
+// taken: from here their writers wait for the batch's outcome.
+func take(batch []*recordOp) []*recordOp {
+	return slices.DeleteFunc(batch, func(op *recordOp) bool { return !op.state.CompareAndSwap(opQueued, opTaken) })
 }
 
 // commitBatch writes a batch in one transaction, or one by one when it

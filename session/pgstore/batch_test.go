@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -105,5 +106,187 @@ func TestBatchRefusesItemsAlone(t *testing.T) {
 	}
 	if !slices.Equal(ids, []string{"one.t.1", "one.t.2", "one.t.3", "one.t.4", "one.t.5"}) || snap.Items[3].Result().Content != "yes" {
 		t.Errorf("thread one holds %v, the placeholder reads %+v", ids, snap.Items[3].Result())
+	}
+}
+
+// newTurns opens a store holding a running turn "NAME.t" on each thread
+// named.
+func newTurns(t *testing.T, names ...string) *Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := Open(ctx, Config{URL: servicetest.Postgres(t), Node: "a", Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	for _, th := range names {
+		if err := s.SaveThread(ctx, session.Thread{ID: th}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ClaimTurn(ctx, session.Turn{ID: th + ".t", ThreadID: th, Status: session.TurnInProgress}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// itemIDs returns the ids of the thread's history, in order.
+func itemIDs(t *testing.T, s *Store, thread string) []string {
+	t.Helper()
+	snap, err := s.LoadThread(context.Background(), thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, it := range snap.Items {
+		ids = append(ids, it.ID)
+	}
+	return ids
+}
+
+// One batch carries the items of many turns: the writer whose lease
+// was lost is refused item by item, every other writer's items commit, in
+// their order.
+func TestABatchRefusesAFencedWriterAndCommitsTheOthers(t *testing.T) {
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("th%d", i))
+	}
+	s := newTurns(t, names...)
+	stale := "th5"
+	var batch []*recordOp
+	for k := range 3 {
+		for _, th := range names {
+			f := s.fence(th + ".t")
+			if th == stale {
+				f += 1000 // a lease this node lost
+			}
+			batch = append(batch, op(th, text(th+".t", fmt.Sprintf("%s.t.%d", th, k), "x"), f))
+		}
+	}
+	s.commitBatch(batch)
+	for _, o := range batch {
+		err := <-o.done
+		switch {
+		case o.threadID == stale && !errors.Is(err, ErrLeaseLost):
+			t.Errorf("%s under a lost lease: %v, want ErrLeaseLost", o.it.ID, err)
+		case o.threadID != stale && err != nil:
+			t.Errorf("%s beside a fenced writer: %v", o.it.ID, err)
+		}
+	}
+	for _, th := range names {
+		want := []string{th + ".t.0", th + ".t.1", th + ".t.2"}
+		if th == stale {
+			want = nil
+		}
+		if got := itemIDs(t, s, th); !slices.Equal(got, want) {
+			t.Errorf("thread %s holds %v, want %v", th, got, want)
+		}
+	}
+}
+
+// A batch that fails mid-way (an item recorded before, not a
+// placeholder) writes nothing; its items are then written one by one: the
+// bad one refused, the others committed once, in order.
+func TestABatchFailingMidwayCommitsTheRestOnce(t *testing.T) {
+	var names []string
+	for i := range 8 {
+		names = append(names, fmt.Sprintf("th%d", i))
+	}
+	s := newTurns(t, names...)
+	ctx := context.Background()
+	if err := s.Record(ctx, "th0", text("th0.t", "th0.t.dup", "first")); err != nil {
+		t.Fatal(err)
+	}
+	var batch []*recordOp
+	for k := range 2 {
+		for _, th := range names {
+			batch = append(batch, op(th, text(th+".t", fmt.Sprintf("%s.t.%d", th, k), "x"), s.fence(th+".t")))
+			if th == "th0" && k == 0 {
+				batch = append(batch, op(th, text(th+".t", "th0.t.dup", "again"), s.fence(th+".t")))
+			}
+		}
+	}
+	s.commitBatch(batch)
+	for _, o := range batch {
+		err := <-o.done
+		if o.it.ID == "th0.t.dup" {
+			if err == nil {
+				t.Error("an item recorded before was written again")
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", o.it.ID, err)
+		}
+	}
+	for _, th := range names {
+		want := []string{th + ".t.0", th + ".t.1"}
+		if th == "th0" {
+			want = []string{"th0.t.dup", "th0.t.0", "th0.t.1"}
+		}
+		if got := itemIDs(t, s, th); !slices.Equal(got, want) {
+			t.Errorf("thread %s holds %v, want %v", th, got, want)
+		}
+	}
+}
+
+// A writer whose context ends while its item waits for a writer (each
+// is held up by a locked thread) returns at once with the context's error,
+// and the item is never written; the writers go on with the others.
+func TestRecordCancelledWhileWaitingIsNotWritten(t *testing.T) {
+	var busy []string
+	for i := range writers {
+		busy = append(busy, fmt.Sprintf("busy%d", i))
+	}
+	s := newTurns(t, append(busy, "other")...)
+	ctx := context.Background()
+	// Another transaction holds the busy threads' rows.
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	for _, th := range busy {
+		if _, err := lockThread(ctx, tx, th); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One item per writer, each taken before the next is queued: every
+	// writer waits in a batch.
+	var held []*recordOp
+	for _, th := range busy {
+		o := op(th, text(th+".t", th+".t.1", "held up"), s.fence(th+".t"))
+		held = append(held, o)
+		s.ops <- o
+		for deadline := time.Now().Add(10 * time.Second); o.state.Load() != opTaken; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no writer took %s", o.it.ID)
+			}
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = s.Record(cctx, "other", text("other.t", "other.t.1", "given up"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a record whose context ended while it waited: %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the cancelled record returned after %v", d)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range held {
+		if err := <-o.done; err != nil {
+			t.Fatalf("the held-up %s: %v", o.it.ID, err)
+		}
+	}
+	if err := s.Record(ctx, "other", text("other.t", "other.t.2", "after")); err != nil {
+		t.Fatal(err)
+	}
+	if got := itemIDs(t, s, "other"); !slices.Equal(got, []string{"other.t.2"}) {
+		t.Errorf("thread other holds %v, want only the item written after the cancelled one", got)
 	}
 }

@@ -359,3 +359,42 @@ func TestRequestInterrupt(t *testing.T) {
 		t.Fatalf("pending under a new lease: %+v, %v; want no interrupt", p, err)
 	}
 }
+
+// A steer is stored only for a running turn of the thread named, and a
+// refused one leaves nothing behind: each refusal says why.
+func TestSteerRefusalsStoreNothing(t *testing.T) {
+	url := servicetest.Postgres(t)
+	s := open(t, url, pgstore.Config{Node: "a", Lease: time.Minute})
+	newThread(t, s, "th")
+	newThread(t, s, "other")
+	claimTurn(t, s, "th", "ended")
+	if err := s.SaveTurn(t.Context(), session.Turn{ID: "ended", ThreadID: "th", Status: session.TurnCompleted, Ended: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	claimTurn(t, s, "th", "running")
+	for _, c := range []struct {
+		name, thread, turn string
+		want               error // nil: any error
+	}{
+		{"no such thread", "missing", "running", session.ErrThreadNotFound},
+		{"no such turn", "th", "missing", nil},
+		{"another thread's turn", "other", "running", nil},
+		{"an ended turn", "th", "ended", pgstore.ErrTurnNotRunning},
+	} {
+		err := s.AddSteer(t.Context(), c.thread, c.turn, llm.Item{ID: "steer-" + c.turn + "-" + c.thread, Parts: llm.UserText("x").Parts})
+		if err == nil || (c.want != nil && !errors.Is(err, c.want)) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	for _, turn := range []string{"running", "ended"} {
+		if p, err := s.Pending(t.Context(), "th", turn); err != nil || len(p.Steers) != 0 {
+			t.Errorf("turn %s holds %d steers (%v) after refusals only", turn, len(p.Steers), err)
+		}
+	}
+	if err := s.AddSteer(t.Context(), "th", "running", llm.Item{ID: "accepted", Parts: llm.UserText("x").Parts}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.Pending(t.Context(), "th", "running"); err != nil || len(p.Steers) != 1 || p.Steers[0].ID != "accepted" {
+		t.Errorf("after one accepted steer: %+v, %v", p.Steers, err)
+	}
+}

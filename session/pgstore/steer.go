@@ -39,32 +39,53 @@ func (s *Store) AddSteer(ctx context.Context, threadID, turnID string, it llm.It
 	if err != nil {
 		return fmt.Errorf("pgstore: steer: %w", err)
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := lockThread(ctx, tx, threadID); err != nil {
-			return err
-		}
-		var status string
-		err := tx.QueryRow(ctx, `SELECT status FROM turns WHERE id = $1 AND thread = $2`, turnID, threadID).Scan(&status)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("pgstore: thread %s has no turn %s", threadID, turnID)
-		}
-		if err != nil {
-			return fmt.Errorf("pgstore: steer: %w", err)
-		}
-		if status != statusRunning {
-			return fmt.Errorf("turn %s is %s: %w", turnID, status, ErrTurnNotRunning)
-		}
-		var unread int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM steers WHERE turn = $1 AND delivered IS NULL`, turnID).Scan(&unread); err != nil {
-			return fmt.Errorf("pgstore: steer: %w", err)
-		}
-		if unread >= maxPending {
-			return fmt.Errorf("pgstore: turn %s holds %d steered inputs it has not read yet: %w", turnID, unread, ErrTooManySteers)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO steers (id, thread, turn, item, created) VALUES ($1, $2, $3, $4, $5)`,
-			it.ID, threadID, turnID, string(b), time.Now().UnixNano()); err != nil {
-			return fmt.Errorf("pgstore: steer: %w", err)
-		}
-		return nil
-	})
+	// One round trip: the statements of a batch are one transaction,
+	// committed when the last has run; each reads the rows as they are
+	// once the thread's lock is held.
+	q := &pgx.Batch{}
+	q.Queue(`SELECT 1 FROM threads WHERE id = $1 FOR UPDATE`, threadID)
+	q.Queue(`SELECT status, (SELECT count(*) FROM steers WHERE turn = $1 AND delivered IS NULL) FROM turns WHERE id = $1 AND thread = $2`, turnID, threadID)
+	q.Queue(`
+INSERT INTO steers (id, thread, turn, item, created)
+SELECT $1, $2, $3, $4, $5 FROM turns WHERE id = $3 AND thread = $2 AND status = 'running'
+	AND (SELECT count(*) FROM steers WHERE turn = $3 AND delivered IS NULL) < $6`,
+		it.ID, threadID, turnID, string(b), time.Now().UnixNano(), maxPending)
+	br := s.pool.SendBatch(ctx, q)
+	defer br.Close()
+	var refused error
+	var one int
+	switch err := br.QueryRow().Scan(&one); {
+	case errors.Is(err, pgx.ErrNoRows):
+		refused = notFound(threadID)
+	case err != nil:
+		return fmt.Errorf("pgstore: steer: %w", err)
+	}
+	var status string
+	var unread int
+	switch err := br.QueryRow().Scan(&status, &unread); {
+	case refused != nil:
+	case errors.Is(err, pgx.ErrNoRows):
+		refused = fmt.Errorf("pgstore: thread %s has no turn %s", threadID, turnID)
+	case err != nil:
+		return fmt.Errorf("pgstore: steer: %w", err)
+	case status != statusRunning:
+		refused = fmt.Errorf("turn %s is %s: %w", turnID, status, ErrTurnNotRunning)
+	case unread >= maxPending:
+		refused = fmt.Errorf("pgstore: turn %s holds %d steered inputs it has not read yet: %w", turnID, unread, ErrTooManySteers)
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return fmt.Errorf("pgstore: steer: %w", err)
+	}
+	// Close waits for the batch's transaction to end: its commit.
+	if err := br.Close(); err != nil {
+		return fmt.Errorf("pgstore: steer: %w", err)
+	}
+	if refused != nil {
+		return refused
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("pgstore: steer of turn %s was not stored", turnID)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package redisrelay_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,90 @@ type ctlNode struct {
 type ctlOptions struct {
 	quiet bool // no notices: the other nodes' control reaches turns through the store only
 	tools []tool.Tool
+	// tl, when not nil, is told when each stage of a steer passes on
+	// this node (the store's acceptance, the notice published, received
+	// and read from the store).
+	tl *timeline
+}
+
+// timeline holds when the stages of one steer passed, across the nodes of
+// one process: where the time of a slow steer went.
+type timeline struct {
+	mu sync.Mutex
+	at [stages]time.Time
+}
+
+// The stages of a steer, in order.
+const (
+	stStart     = iota // Steer called on the accepting node
+	stCommitted        // AddSteer returned: the input is committed
+	stPublished        // the notice is published on Redis
+	stReceived         // the running node's subscription received it
+	stRead             // the running node read the store (Pending returned)
+	stArrived          // the input is in the turn's inbox
+	stages
+)
+
+var stageNames = [stages]string{"start", "commit", "publish", "receive", "read", "inbox"}
+
+func (tl *timeline) mark(stage int) {
+	if tl == nil {
+		return
+	}
+	tl.mu.Lock()
+	tl.at[stage] = time.Now()
+	tl.mu.Unlock()
+}
+
+func (tl *timeline) reset() {
+	tl.mu.Lock()
+	tl.at = [stages]time.Time{}
+	tl.at[stStart] = time.Now()
+	tl.mu.Unlock()
+}
+
+// steps returns each stage's time since the one before it.
+func (tl *timeline) steps() [stages]time.Duration {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	var d [stages]time.Duration
+	for i := 1; i < stages; i++ {
+		if !tl.at[i].IsZero() && !tl.at[i-1].IsZero() {
+			d[i] = tl.at[i].Sub(tl.at[i-1])
+		}
+	}
+	return d
+}
+
+// timedStore is a node's store telling tl when a steer was committed and
+// read.
+type timedStore struct {
+	*pgstore.Store
+	tl *timeline
+}
+
+func (s timedStore) AddSteer(ctx context.Context, threadID, turnID string, it llm.Item) error {
+	err := s.Store.AddSteer(ctx, threadID, turnID, it)
+	s.tl.mark(stCommitted)
+	return err
+}
+
+func (s timedStore) Pending(ctx context.Context, threadID, turnID string) (session.Pending, error) {
+	p, err := s.Store.Pending(ctx, threadID, turnID)
+	s.tl.mark(stRead)
+	return p, err
+}
+
+// timedControl is a node's relay telling tl when a notice was published.
+type timedControl struct {
+	*redisrelay.Relay
+	tl *timeline
+}
+
+func (c timedControl) Notify(ctx context.Context, n session.Notice) error {
+	err := c.Relay.Notify(ctx, n)
+	c.tl.mark(stPublished)
+	return err
 }
 
 func newCtlNode(t testing.TB, name, url, addr, prefix string, s scripted.Script, o ctlOptions) *ctlNode {
@@ -57,6 +142,12 @@ func newCtlNode(t testing.TB, name, url, addr, prefix string, s scripted.Script,
 	if !o.quiet {
 		cfg.Control = r
 	}
+	if o.tl != nil {
+		cfg.Store = timedStore{Store: st, tl: o.tl}
+		if !o.quiet {
+			cfg.Control = timedControl{Relay: r, tl: o.tl}
+		}
+	}
 	sched, err := session.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +167,9 @@ func newCtlNode(t testing.TB, name, url, addr, prefix string, s scripted.Script,
 			return
 		}
 		r.RunControl(ctx, func(nt session.Notice) {
+			o.tl.mark(stReceived)
 			if k := sched.Notice(nt); k > 0 {
+				o.tl.mark(stArrived)
 				n.mu.Lock()
 				n.delivered += k
 				n.mu.Unlock()
@@ -361,14 +454,16 @@ func countItem(items []llm.Item, id string) int {
 // the 99th percentile of b.N steers, and the 99th percentile of the
 // acceptance alone (Steer's return: committed and the notice published).
 func BenchmarkSteerAcrossNodes(b *testing.B) {
+	b.ReportAllocs()
 	url := servicetest.Postgres(b)
 	addr, prefix := servicetest.Redis(b)
+	tl := &timeline{}
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	a := newCtlNode(b, "a", url, addr, prefix, scripted.Script{Rounds: []scripted.Round{
 		{Calls: []scripted.Call{{ID: "w1", Name: "work"}}},
 		{Text: "done"},
-	}}, ctlOptions{tools: []tool.Tool{gate(started, release)}})
-	n := newCtlNode(b, "b", url, addr, prefix, scripted.Script{}, ctlOptions{})
+	}}, ctlOptions{tools: []tool.Tool{gate(started, release)}, tl: tl})
+	n := newCtlNode(b, "b", url, addr, prefix, scripted.Script{}, ctlOptions{tl: tl})
 	ctx := context.Background()
 	th, err := a.CreateThread(ctx, session.ThreadConfig{})
 	if err != nil {
@@ -379,28 +474,42 @@ func BenchmarkSteerAcrossNodes(b *testing.B) {
 		b.Fatal(err)
 	}
 	<-started
-	took, accepted := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+	type sample struct {
+		took, accepted time.Duration
+		steps          [stages]time.Duration
+	}
+	samples := make([]sample, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
+		tl.reset()
 		t0 := time.Now()
 		if _, err := n.Steer(ctx, th.ID, tu.ID, llm.UserText(fmt.Sprintf("steer %d", i))); err != nil {
 			b.Fatal(err)
 		}
-		accepted = append(accepted, time.Since(t0))
+		accepted := time.Since(t0)
 		select {
 		case <-a.arrived:
 		case <-time.After(30 * time.Second):
 			b.Fatalf("steer %d did not reach node a", i)
 		}
-		took = append(took, time.Since(t0))
+		samples = append(samples, sample{took: time.Since(t0), accepted: accepted, steps: tl.steps()})
 	}
 	b.StopTimer()
 	close(release)
 	waitTurn(b, a.Scheduler, th.ID, tu.ID)
-	slices.Sort(took)
-	slices.Sort(accepted)
-	b.ReportMetric(float64(accepted[len(accepted)*99/100].Microseconds())/1000, "accepted-p99-ms")
-	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
-	b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "max-ms")
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	slices.SortFunc(samples, func(x, y sample) int { return cmp.Compare(x.accepted, y.accepted) })
+	b.ReportMetric(ms(samples[len(samples)*99/100].accepted), "accepted-p99-ms")
+	slices.SortFunc(samples, func(x, y sample) int { return cmp.Compare(x.took, y.took) })
+	b.ReportMetric(ms(samples[len(samples)/2].took), "p50-ms")
+	b.ReportMetric(ms(samples[len(samples)*99/100].took), "p99-ms")
+	b.ReportMetric(ms(samples[len(samples)-1].took), "max-ms")
+	// The timelines of the slowest steers: which stage took the time.
+	for _, s := range samples[max(0, len(samples)-3):] {
+		line := fmt.Sprintf("steer of %.1f ms:", ms(s.took))
+		for st := 1; st < stages; st++ {
+			line += fmt.Sprintf(" %s +%.1f", stageNames[st], ms(s.steps[st]))
+		}
+		b.Log(line)
+	}
 }
