@@ -120,12 +120,12 @@ ORDER BY th.updated LIMIT $1 FOR UPDATE OF th SKIP LOCKED`, n, time.Now().Add(-q
 func (s *Store) take(ctx context.Context, tx pgx.Tx, threadID string, readOnly ReadOnly) (Taken, int64, error) {
 	var id, status string
 	var started int64
-	var input string
+	var input, spec string
 	var interrupted bool
 	err := tx.QueryRow(ctx, `
-SELECT id, status, started, input, status = 'running' AND interrupt_fence = fence AND fence <> 0 FROM turns
+SELECT id, status, started, input, status = 'running' AND interrupt_fence = fence AND fence <> 0, output_spec FROM turns
 WHERE thread = $1 AND ((status = 'running' AND lease_until < now()) OR status = 'queued')
-ORDER BY status = 'running' DESC, seq LIMIT 1 FOR UPDATE`, threadID).Scan(&id, &status, &started, &input, &interrupted)
+ORDER BY status = 'running' DESC, seq LIMIT 1 FOR UPDATE`, threadID).Scan(&id, &status, &started, &input, &interrupted, &spec)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Taken or ended between the lookup and the lock.
 		return Taken{}, 0, nil
@@ -134,6 +134,9 @@ ORDER BY status = 'running' DESC, seq LIMIT 1 FOR UPDATE`, threadID).Scan(&id, &
 		return Taken{}, 0, fmt.Errorf("pgstore: acquire %s: %w", threadID, err)
 	}
 	t := Taken{Turn: session.Turn{ID: id, ThreadID: threadID, Status: session.TurnInProgress, Started: time.Unix(0, started)}}
+	if t.Turn.OutputSpec, err = parseOutputSpec(id, spec); err != nil {
+		return Taken{}, 0, err
+	}
 	if status == statusQueued {
 		var running bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM turns WHERE thread = $1 AND status IN ('running', 'paused'))`, threadID).Scan(&running); err != nil {

@@ -35,6 +35,10 @@ func (s *Store) ClaimAnswer(ctx context.Context, t session.Turn, a loop.Answer) 
 	if err != nil {
 		return session.Claim{}, err
 	}
+	spec, err := outputSpecJSON(t)
+	if err != nil {
+		return session.Claim{}, err
+	}
 	started := t.Started
 	if started.IsZero() {
 		started = time.Now()
@@ -58,7 +62,7 @@ func (s *Store) ClaimAnswer(ctx context.Context, t session.Turn, a loop.Answer) 
 			return fmt.Errorf("thread %s: turn %s is %s: %w", t.ThreadID, t.ID, status, ErrTurnEnded)
 		}
 		var n int64
-		c, fence, n, err = s.claim(ctx, tx, t, input, started, 0)
+		c, fence, n, err = s.claim(ctx, tx, t, turnFields{input: input, spec: spec}, started, 0)
 		if err != nil {
 			return err
 		}

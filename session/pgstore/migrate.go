@@ -118,11 +118,17 @@ CREATE INDEX threads_owner ON threads (owner, updated, id);
 	`
 ALTER TABLE turns ADD COLUMN resume text; -- JSON loop.Answer
 `,
+	// 7: the structured answer a turn itself asks for (record.Turn.
+	// OutputSpec), kept with the turn so that a turn queued on one node,
+	// or taken over from a lost one, asks for it on whichever node runs it.
+	`
+ALTER TABLE turns ADD COLUMN output_spec text NOT NULL DEFAULT ''; -- JSON llm.Output, '' for none
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.
