@@ -116,7 +116,7 @@ FROM turns t WHERE t.thread = ? ORDER BY t.seq`, threadID)
 }
 
 // outputSpecJSON is the stored form of the structured answer a turn asks
-// for: ” for none.
+// for: empty for none.
 func outputSpecJSON(t record.Turn) (string, error) {
 	if t.OutputSpec == nil {
 		return "", nil

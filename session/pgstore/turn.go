@@ -141,7 +141,7 @@ type turnFields struct {
 }
 
 // outputSpecJSON is the stored form of the structured answer a turn asks
-// for: ” for none.
+// for: empty for none.
 func outputSpecJSON(t session.Turn) (string, error) {
 	if t.OutputSpec == nil {
 		return "", nil
