@@ -124,11 +124,17 @@ ALTER TABLE turns ADD COLUMN resume text; -- JSON loop.Answer
 	`
 ALTER TABLE turns ADD COLUMN output_spec text NOT NULL DEFAULT ''; -- JSON llm.Output, '' for none
 `,
+	// 8: that the answer a turn resumes with (resume) began to be carried
+	// out (StartAnswer): an approved call is running, so a node taking the
+	// turn over does not run it again.
+	`
+ALTER TABLE turns ADD COLUMN resume_begun boolean NOT NULL DEFAULT false;
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.

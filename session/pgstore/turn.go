@@ -115,7 +115,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 		}
 		_, err = tx.Exec(ctx, `
 UPDATE turns SET status = $2, stop_reason = $3, answer = $4, error = $5, usage = $6, cost = $7, rounds = $8, settlement_rounds = $9,
-	tool_steps = $10, input = $11, ended = $12, pause = $13, state = $14, node = '', lease_until = NULL, output = $15, resume = NULL,
+	tool_steps = $10, input = $11, ended = $12, pause = $13, state = $14, node = '', lease_until = NULL, output = $15, resume = NULL, resume_begun = false,
 	output_spec = CASE WHEN $16 = '' THEN output_spec ELSE $16 END
 WHERE id = $1`,
 			t.ID, string(t.Status), string(t.StopReason), t.Answer, t.Error, usage, t.Cost, t.Rounds, t.SettlementRounds, t.ToolSteps,
