@@ -120,6 +120,12 @@ func (s *Scheduler) Continue(ctx context.Context, c Continuation) error {
 
 	th.mu.Lock()
 	defer th.mu.Unlock()
+	if a := th.active; a != nil && a.rec.ID == c.Turn.ID && a.state == nil && th.running {
+		// This node started the turn meanwhile (it queued it, or ran the
+		// turn before it): nothing to take over; handing it back would
+		// end the lease it runs under.
+		return nil
+	}
 	if th.active != nil || th.running {
 		return fmt.Errorf("session: take over turn %s: this node already runs turn %s of the thread: %w", c.Turn.ID, activeID(th), ErrTurnBusy)
 	}

@@ -144,6 +144,13 @@ func (n *fleetNode) serving(ctx context.Context) (context.Context, func()) {
 		case <-ctx.Done():
 		}
 		n.stop()
+		// The queued turns this node would have started are the other
+		// nodes' at once, not a lease after their threads' last write.
+		lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := n.threads.Leave(lctx); err != nil {
+			fmt.Fprintf(n.logw, "rein: %v (the other nodes take this node's queued turns within a lease)\n", err)
+		}
+		lcancel()
 		dctx, dcancel := context.WithTimeout(context.Background(), n.drain)
 		defer dcancel()
 		start := time.Now()

@@ -130,11 +130,23 @@ ALTER TABLE turns ADD COLUMN output_spec text NOT NULL DEFAULT ''; -- JSON llm.O
 	`
 ALTER TABLE turns ADD COLUMN resume_begun boolean NOT NULL DEFAULT false;
 `,
+	// 9: which nodes are alive (each renews its row with its leases'
+	// heartbeat and removes it when it closes or drains), and which node
+	// ended each thread's last turn: that node starts the thread's queued
+	// turns, and when it is gone another node takes them at once instead
+	// of a lease after the thread's last write.
+	`
+CREATE TABLE nodes (
+	node        text PRIMARY KEY,
+	alive_until timestamptz NOT NULL
+);
+ALTER TABLE threads ADD COLUMN queue_node text NOT NULL DEFAULT ''; -- the node that ended the last turn
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.

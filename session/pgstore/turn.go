@@ -123,7 +123,12 @@ WHERE id = $1`,
 		if err != nil {
 			return fmt.Errorf("pgstore: save turn %s: %w", t.ID, err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE threads SET updated = $2 WHERE id = $1`, t.ThreadID, now.UnixNano()); err != nil {
+		// The node that ends the thread's running or paused turn starts
+		// its queued turns next (TakeTurns leaves them to it while it is
+		// alive); a queued turn interrupted changes nothing of that.
+		ends := t.Status.Done() && (status == statusRunning || status == statusPaused)
+		if _, err := tx.Exec(ctx, `UPDATE threads SET updated = $2, queue_node = CASE WHEN $3 THEN $4 ELSE queue_node END WHERE id = $1`,
+			t.ThreadID, now.UnixNano(), ends, s.node); err != nil {
 			return fmt.Errorf("pgstore: save turn %s: %w", t.ID, err)
 		}
 		return nil
