@@ -142,11 +142,34 @@ CREATE TABLE nodes (
 );
 ALTER TABLE threads ADD COLUMN queue_node text NOT NULL DEFAULT ''; -- the node that ended the last turn
 `,
+	// 10: scheduled jobs (the cron tool) of the fleet's threads, shared by
+	// the nodes: each due run is claimed by one node (ClaimRun), and a
+	// node that drains or dies leaves its jobs to the others.
+	`
+CREATE TABLE jobs (
+	id       text PRIMARY KEY,
+	thread   text NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+	name     text NOT NULL DEFAULT '',
+	message  text NOT NULL,
+	at       bigint,                   -- unix nanoseconds, for a one-off job
+	every    bigint,                   -- seconds, for an interval job
+	cron     text NOT NULL DEFAULT '', -- a five-field cron expression
+	tz       text NOT NULL DEFAULT '', -- IANA zone of at and cron
+	once     boolean NOT NULL DEFAULT false,
+	status   text NOT NULL,            -- active, done, cancelled
+	next_run bigint,                   -- unix nanoseconds; NULL when no run is left
+	last_run bigint,
+	runs     integer NOT NULL DEFAULT 0,
+	created  bigint NOT NULL
+);
+CREATE INDEX jobs_due ON jobs (next_run) WHERE status = 'active';
+CREATE INDEX jobs_thread ON jobs (thread, created);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.
