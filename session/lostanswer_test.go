@@ -178,3 +178,32 @@ func TestATurnLostWhileItRanAnApprovedCallDoesNotRunItTwice(t *testing.T) {
 		})
 	}
 }
+
+// A turn this node already runs, handed to Continue (this node's taker
+// took it from the store as the node's own queue started it), is left
+// running: Continue refusing it made the taker hand the turn over, which
+// ended the lease the turn runs under.
+func TestContinueOfATurnRunningHereIsANoOp(t *testing.T) {
+	st := session.NewMemStore()
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	m := scripted.New(scripted.Script{Rounds: []scripted.Round{{Calls: []scripted.Call{{ID: "w1", Name: "work"}}}, {Text: "done"}}})
+	s := node(t, st, m, gateTool("work", started, release))
+	th, err := s.CreateThread(t.Context(), session.ThreadConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu, err := s.Start(t.Context(), th.ID, llm.UserText("work"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := s.Continue(t.Context(), session.Continuation{Turn: tu}); err != nil {
+		t.Errorf("Continue of the turn running here: %v, want nil", err)
+	}
+	close(release)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if end, err := s.Wait(ctx, th.ID, tu.ID); err != nil || end.Status != session.TurnCompleted {
+		t.Errorf("the turn ended %s, %v; want completed", end.Status, err)
+	}
+}
