@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tools/askuser"
+	"github.com/reinhq/rein/tools/cron"
 	"github.com/reinhq/rein/tools/exec"
 	"github.com/reinhq/rein/tools/fs"
 	"github.com/reinhq/rein/tools/github"
@@ -81,6 +82,8 @@ type Composition struct {
 	// CronScheduled is told when the cron tool adds a job, so the
 	// process's cron scheduler wakes for it (nil: it finds it by polling).
 	CronScheduled func()
+	// Jobs keeps the cron tool's jobs; nil is Store.
+	Jobs cron.Store
 	// WebSearch is the config's [web_search] table: with a backend, the
 	// turn gets web_search.
 	WebSearch config.WebSearch
@@ -289,7 +292,7 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	if c.MCP != nil {
 		out.Offer = c.MCP.Offer(c.Sandbox == sandbox.ModeReadOnly)
 	}
-	k, err := LoadKnowledge(ctx, ws, KnowledgeConfig{Store: c.Store, KBs: c.Tools.KBs, Attach: c.Tools.Attach, Offer: out.Offer, CronScheduled: c.CronScheduled, Embedders: c.Embedders})
+	k, err := LoadKnowledge(ctx, ws, KnowledgeConfig{Store: c.Store, KBs: c.Tools.KBs, Attach: c.Tools.Attach, Offer: out.Offer, CronScheduled: c.CronScheduled, Jobs: c.Jobs, Embedders: c.Embedders})
 	if err != nil {
 		return nil, err
 	}

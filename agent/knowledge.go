@@ -40,6 +40,8 @@ type Knowledge struct {
 	files fs.FS
 	// cronScheduled wakes the process's cron scheduler after a job is added.
 	cronScheduled func()
+	// jobs keeps the cron tool's jobs: st unless KnowledgeConfig.Jobs.
+	jobs cron.Store
 	// embedders give rag the embeddings of bases that have them.
 	embedders kb.Embedders
 
@@ -70,6 +72,9 @@ type KnowledgeConfig struct {
 	// CronScheduled is told when the cron tool adds a job, so the
 	// process's cron scheduler wakes for it (nil: it finds it by polling).
 	CronScheduled func()
+	// Jobs keeps the cron tool's jobs; nil is Store. A server whose
+	// threads are in PostgreSQL keeps them there, shared by its nodes.
+	Jobs cron.Store
 	// Embedders give rag the embeddings endpoint of a base embedded with
 	// `rein kb add --embed`; nil finds it as a model is found
 	// (ProviderEmbedders: the environment and the config file).
@@ -81,7 +86,10 @@ type KnowledgeConfig struct {
 // them. Everything else that fails only leaves its tools out (the gates
 // fail closed).
 func LoadKnowledge(ctx context.Context, ws *sandbox.Workspace, c KnowledgeConfig) (*Knowledge, error) {
-	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), files: ws.FS(), mcp: c.Offer, cronScheduled: c.CronScheduled, embedders: c.Embedders}
+	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), files: ws.FS(), mcp: c.Offer, cronScheduled: c.CronScheduled, embedders: c.Embedders, jobs: c.Jobs}
+	if k.jobs == nil && c.Store != nil {
+		k.jobs = c.Store
+	}
 	if k.embedders == nil {
 		k.embedders = ProviderEmbedders(provider.Config{})
 	}
@@ -109,7 +117,7 @@ func (k *Knowledge) Tools() []tool.Tool {
 		if k.nbErr == nil {
 			out = append(out, notes.List(k.st, k.workspace, k.notebooks), notes.Write(k.st, k.workspace, k.notebooks, k.st.Items))
 		}
-		out = append(out, cron.New(k.st, cron.Options{Scheduled: k.cronScheduled}))
+		out = append(out, cron.New(k.jobs, cron.Options{Scheduled: k.cronScheduled}))
 	}
 	if k.skills != nil {
 		out = append(out, skills.Read(k.skills))

@@ -21,6 +21,7 @@ import (
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tools/cron"
 	"github.com/reinhq/rein/tools/mcp"
 	"github.com/reinhq/rein/tools/memory"
 )
@@ -89,6 +90,10 @@ type RuntimeConfig struct {
 	// CronScheduled is told when a cron tool adds a job, so the process's
 	// cron scheduler wakes for it (nil: it finds it by polling).
 	CronScheduled func()
+	// Jobs keeps the cron tool's jobs; nil is Store. rein serve with its
+	// threads in PostgreSQL keeps them there (pgstore.Store), shared by
+	// its nodes.
+	Jobs cron.Store
 	// Export, when enabled, receives every run's spans and metrics
 	// (telemetry.FromEnv); its owner shuts it down.
 	Export *telemetry.Export
@@ -581,7 +586,7 @@ func (r *Runtime) threadTools(ctx context.Context, th record.Thread, approval st
 		// The runner's limits go with the workspace's deny list: both are
 		// the config's.
 		SandboxOptions: sandboxOptions(r.c.File),
-		Store:          r.c.Store, MCP: r.c.MCP, CronScheduled: r.c.CronScheduled,
+		Store:          r.c.Store, MCP: r.c.MCP, CronScheduled: r.c.CronScheduled, Jobs: r.c.Jobs,
 		OwnSearch: key.ownSearch, Detect: r.c.Detect, Log: r.c.Log,
 	}
 	if r.c.File != nil {

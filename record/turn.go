@@ -33,8 +33,14 @@ type Turn struct {
 	// Input is the user input that starts the turn: one item, or the
 	// steered items that arrived as the turn before it ended. The store
 	// keeps it only while the turn is queued; then it is in the history.
-	Input   []llm.Item
-	Started time.Time
+	Input []llm.Item
+	// OutputSpec is the structured answer the turn itself asks for
+	// (session.Scheduler.StartOutput), over whatever its thread asks for;
+	// nil leaves it to the thread. The store keeps it with the turn, so
+	// that a turn queued on one node, or running on a node that was lost,
+	// asks for the same answer wherever it runs.
+	OutputSpec *llm.Output
+	Started    time.Time
 	// Ended is zero while the turn runs.
 	Ended time.Time
 	// Pause is what a paused turn waits for.

@@ -186,6 +186,7 @@ func (m *MemStore) SaveTurn(_ context.Context, tu Turn) error {
 	for i := range t.turns {
 		if t.turns[i].ID == tu.ID {
 			tu.Seq = t.turns[i].Seq
+			keepOutputSpec(&tu, t.turns[i])
 			t.turns[i] = tu
 			return nil
 		}
@@ -228,12 +229,21 @@ func (m *MemStore) ClaimTurn(_ context.Context, tu Turn) (Claim, error) {
 	tu.Status = TurnInProgress
 	if at >= 0 {
 		tu.Seq = t.turns[at].Seq
+		keepOutputSpec(&tu, t.turns[at])
 		t.turns[at] = tu
 	} else {
 		tu.Seq = len(t.turns) + 1
 		t.turns = append(t.turns, tu)
 	}
 	return Claim{Items: len(t.items)}, nil
+}
+
+// keepOutputSpec keeps the structured answer a stored turn asks for when
+// the record that replaces it names none, as the stores on disk do.
+func keepOutputSpec(tu *Turn, stored Turn) {
+	if tu.OutputSpec == nil {
+		tu.OutputSpec = stored.OutputSpec
+	}
 }
 
 // AddSteer implements Store.

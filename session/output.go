@@ -33,7 +33,8 @@ func (s *Scheduler) RunTurnOutput(ctx context.Context, threadID string, input ll
 }
 
 // withOutput sets the structured answer a run asks for: the turn's own
-// (StartOutput), else the one its paused state kept when it resumes, else
+// (StartOutput; its record keeps it, so a turn queued or taken over from
+// another node asks for it too), else the one its paused state kept when it resumes, else
 // the thread's (record.Settings.Output) for a turn of input (a compaction
 // answers in text), else what the run's options say. A structured answer
 // not of the options runs on a copy of their tool set, which the engine may
@@ -42,7 +43,7 @@ func (s *Scheduler) RunTurnOutput(ctx context.Context, threadID string, input ll
 // load_tools loads during such a turn joins the thread's set, for its next
 // turns.)
 func withOutput(o *loop.Options, t *turnRun, state *loop.State, thread json.RawMessage) error {
-	out := t.output
+	out := t.rec.OutputSpec
 	switch {
 	case out != nil:
 	case state != nil:

@@ -151,9 +151,6 @@ type turnRun struct {
 	// state is set while the turn is paused; answer when it is answered.
 	state  *loop.State
 	answer *loop.Answer
-	// output is the structured answer the turn asks for (StartOutput);
-	// nil asks for text, or the thread's Setup decides.
-	output *llm.Output
 	// cont is set for a turn taken over from another node: it goes on
 	// from its committed items (Continue).
 	cont *continuation

@@ -120,6 +120,12 @@ func (s *Scheduler) Continue(ctx context.Context, c Continuation) error {
 
 	th.mu.Lock()
 	defer th.mu.Unlock()
+	if a := th.active; a != nil && a.rec.ID == c.Turn.ID && a.state == nil && th.running {
+		// This node started the turn meanwhile (it queued it, or ran the
+		// turn before it): nothing to take over; handing it back would
+		// end the lease it runs under.
+		return nil
+	}
 	if th.active != nil || th.running {
 		return fmt.Errorf("session: take over turn %s: this node already runs turn %s of the thread: %w", c.Turn.ID, activeID(th), ErrTurnBusy)
 	}
@@ -160,6 +166,13 @@ func (s *Scheduler) Continue(ctx context.Context, c Continuation) error {
 		// the paused turn's items, which the state holds.
 		a := c.Resume.Answer
 		t.state, t.answer = st, &a
+		if c.Resume.Begun {
+			// The lost node was carrying the answer out: unless the
+			// answered call may run twice, the turn goes on from its
+			// committed items instead (run decides, with the run's
+			// tools).
+			t.cont = &continuation{items: items}
+		}
 	case c.Lost && len(items) > 0:
 		t.cont = &continuation{items: items, rerun: c.Rerun}
 	}
@@ -180,8 +193,10 @@ func activeID(th *thread) string {
 
 // goOn runs a taken-over turn on eng from its committed items: the calls
 // in flight whose tool only reads run again, the others are answered as
-// aborted first, and subscribers are told that what streamed after the
-// last committed item is superseded.
+// aborted first, as are the calls whose result is a pause placeholder (a
+// lost node was carrying out their answer, or they waited behind it), and
+// subscribers are told that what streamed after the last committed item
+// is superseded.
 func (s *Scheduler) goOn(ctx context.Context, eng *loop.Engine, o loop.Options, lt loop.Turn, c *continuation) (*loop.Outcome, error) {
 	after := ""
 	if n := len(c.items); n > 0 {
@@ -191,6 +206,20 @@ func (s *Scheduler) goOn(ctx context.Context, eng *loop.Engine, o loop.Options, 
 		Content: "the node running this turn stopped; the turn goes on on another node from its last stored item, and what was streamed after it is produced again",
 		Extra:   map[string]any{"after": after}}))
 	items := slices.Clone(c.items)
+	for i := range items {
+		res := items[i].Result()
+		if items[i].Role != llm.RoleTool || res == nil || res.Status != llm.ResultPending {
+			continue
+		}
+		// Replaced in place: the placeholder's id is the result's.
+		it := llm.ToolResult(llm.Result{CallID: res.CallID, Name: res.Name, Content: lostInFlight, Status: llm.ResultAborted})
+		it.ID, it.TurnID = items[i].ID, items[i].TurnID
+		if err := s.c.Store.Record(context.WithoutCancel(ctx), lt.ThreadID, it); err != nil {
+			return nil, fmt.Errorf("session: take over turn %s: %w", lt.ID, err)
+		}
+		o.Events.Handle(s.stampTurn(lt.ThreadID, lt.ID, event.Event{Type: event.ItemAdded, Item: &it}))
+		items[i] = it
+	}
 	var rerun []llm.Call
 	k := 0
 	for _, call := range c.rerun {
@@ -208,6 +237,38 @@ func (s *Scheduler) goOn(ctx context.Context, eng *loop.Engine, o loop.Options, 
 		items = append(items, it)
 	}
 	return eng.Continue(ctx, lt, items, rerun)
+}
+
+// answerRuns says whether answer a of the pause in st runs a call that may
+// not run twice: an approval approved, of a tool that changes things (not
+// a tool's own pause, whose answer goes back to it).
+func answerRuns(ts *tool.Set, st *loop.State, a loop.Answer) bool {
+	p := st.Pause
+	if p == nil || p.Kind != tool.PauseApproval || p.Resume != nil {
+		return false
+	}
+	if a.Decision != loop.Approve && a.Decision != loop.ApproveThread {
+		return false
+	}
+	return !readOnly(ts, p.Tool)
+}
+
+// startAnswer marks in the store, when it keeps answers (AnswerStarter),
+// that answer a of the paused turn t is carried out from here, before the
+// call it approves runs; the other answers need no mark (resumed again
+// they change nothing twice).
+func (s *Scheduler) startAnswer(ctx context.Context, threadID string, t *turnRun, ts *tool.Set, st *loop.State, a loop.Answer) error {
+	as, ok := s.c.Store.(AnswerStarter)
+	if !ok || !answerRuns(ts, st, a) {
+		return nil
+	}
+	if err := as.StartAnswer(context.WithoutCancel(ctx), threadID, t.rec.ID); err != nil {
+		if errors.Is(err, ErrLeaseLost) {
+			t.gone.Store(true)
+		}
+		return fmt.Errorf("the approved call was not run: marking its start failed: %w", err)
+	}
+	return nil
 }
 
 // readOnly says whether a call to name may run twice: its tool changes

@@ -62,9 +62,8 @@ func (s *Scheduler) startOn(ctx context.Context, threadID string, input []llm.It
 		return Turn{}, nil, nil, fmt.Errorf("%w (turn %s, call %s)", ErrTurnPaused, a.rec.ID, a.state.Pause.CallID)
 	}
 	t := &turnRun{
-		rec:    &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now()},
-		input:  input,
-		output: output,
+		rec:   &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now(), OutputSpec: output},
+		input: input,
 	}
 	if th.active != nil {
 		if err := s.c.Store.SaveTurn(ctx, *t.rec); err != nil {
@@ -353,10 +352,16 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		if err == nil {
 			lt := loop.Turn{ThreadID: info.ID, ID: t.rec.ID, History: history, Input: t.input, Approved: info.Settings.Approved, Carry: carry}
 			switch {
-			case cont != nil:
+			case state != nil && cont != nil && answerRuns(o.Tools, state, *answer):
+				// Taken over from a node lost while it ran the call this
+				// answer approved: not run twice; the model decides.
 				out, err = s.goOn(ctx, eng, o, lt, cont)
 			case state != nil:
-				out, err = eng.Resume(ctx, state, *answer)
+				if err = s.startAnswer(ctx, info.ID, t, o.Tools, state, *answer); err == nil {
+					out, err = eng.Resume(ctx, state, *answer)
+				}
+			case cont != nil:
+				out, err = s.goOn(ctx, eng, o, lt, cont)
 			case len(t.input) == 0:
 				out, err = eng.Compact(ctx, lt)
 			default:

@@ -47,6 +47,10 @@ func (s *Store) ClaimTurn(ctx context.Context, t record.Turn) (Claim, error) {
 			return Claim{}, fmt.Errorf("store: turn %s input: %w", t.ID, err)
 		}
 	}
+	spec, err := outputSpecJSON(t)
+	if err != nil {
+		return Claim{}, err
+	}
 	now := time.Now()
 	started := t.Started
 	if started.IsZero() {
@@ -58,9 +62,9 @@ func (s *Store) ClaimTurn(ctx context.Context, t record.Turn) (Claim, error) {
 	// process must not take the new turn for cut.
 	wasLive := isLive(t.ID)
 	liveAdd(t.ID)
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		c, closed, err = claim(ctx, tx, t, input, started, now)
+		c, closed, err = claim(ctx, tx, t, input, spec, started, now)
 		return err
 	})
 	if err != nil {
@@ -81,7 +85,7 @@ func isLive(turnID string) bool {
 }
 
 // claim is ClaimTurn inside tx.
-func claim(ctx context.Context, tx *sql.Tx, t record.Turn, input []byte, started, now time.Time) (c Claim, closed []string, err error) {
+func claim(ctx context.Context, tx *sql.Tx, t record.Turn, input []byte, spec string, started, now time.Time) (c Claim, closed []string, err error) {
 	if closed, err = normalize(ctx, tx, t.ThreadID); err != nil {
 		return Claim{}, nil, err
 	}
@@ -104,8 +108,8 @@ func claim(ctx context.Context, tx *sql.Tx, t record.Turn, input []byte, started
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE thread = ?`, t.ThreadID).Scan(&c.Seq); err != nil {
 			return Claim{}, nil, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO turns (id, thread, seq, status, input, started, owner) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			t.ID, t.ThreadID, c.Seq, string(StatusRunning), string(input), started.UnixNano(), owner); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO turns (id, thread, seq, status, input, started, owner, output_spec) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, t.ThreadID, c.Seq, string(StatusRunning), string(input), started.UnixNano(), owner, spec); err != nil {
 			if isForeignKey(err) {
 				return Claim{}, nil, fmt.Errorf("thread %s: %w", t.ThreadID, ErrNotFound)
 			}
@@ -132,8 +136,9 @@ func claim(ctx context.Context, tx *sql.Tx, t record.Turn, input []byte, started
 		default:
 			return Claim{}, nil, fmt.Errorf("thread %s: turn %s is %s: %w", t.ThreadID, t.ID, status, ErrTurnEnded)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, owner = ?, input = ?, ended = NULL, error = '' WHERE id = ?`,
-			string(StatusRunning), owner, string(input), t.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, owner = ?, input = ?, ended = NULL, error = '',
+	output_spec = CASE WHEN ? = '' THEN output_spec ELSE ? END WHERE id = ?`,
+			string(StatusRunning), owner, string(input), spec, spec, t.ID); err != nil {
 			return Claim{}, nil, fmt.Errorf("store: claim turn %s: %w", t.ID, err)
 		}
 	}

@@ -309,11 +309,17 @@ ALTER TABLE turns ADD COLUMN output TEXT NOT NULL DEFAULT ''; -- the JSON object
 ALTER TABLE threads ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 CREATE INDEX threads_owner ON threads (owner, updated, id);
 `,
+	// 13: the structured answer a turn itself asks for (record.Turn.
+	// OutputSpec), kept with the turn so that a queued turn asks for it
+	// when it starts, in this process or after a restart.
+	`
+ALTER TABLE turns ADD COLUMN output_spec TEXT NOT NULL DEFAULT ''; -- JSON llm.Output, '' for none
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations (a test holds the two together).
-const SchemaVersion = 12
+const SchemaVersion = 13
 
 // migrate brings the database on conn to version target, one transaction
 // per migration, so a failure leaves it at the last version reached.

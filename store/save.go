@@ -76,6 +76,10 @@ func (s *Store) SaveTurn(ctx context.Context, t record.Turn) error {
 			return fmt.Errorf("store: turn %s input: %w", t.ID, err)
 		}
 	}
+	spec, err := outputSpecJSON(t)
+	if err != nil {
+		return err
+	}
 	now := time.Now()
 	started := t.Started
 	if started.IsZero() {
@@ -87,15 +91,16 @@ func (s *Store) SaveTurn(ctx context.Context, t record.Turn) error {
 	}
 	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
-INSERT INTO turns (id, thread, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended, owner, output)
-VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE thread = ?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+INSERT INTO turns (id, thread, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended, owner, output, output_spec)
+VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE thread = ?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
 ON CONFLICT (id) DO UPDATE SET status = excluded.status, stop_reason = excluded.stop_reason, answer = excluded.answer, output = excluded.output,
 	error = excluded.error, usage = excluded.usage, cost = excluded.cost, rounds = excluded.rounds,
 	settlement_rounds = excluded.settlement_rounds, tool_steps = excluded.tool_steps, input = excluded.input,
-	ended = excluded.ended, owner = excluded.owner, state = NULL
+	ended = excluded.ended, owner = excluded.owner, state = NULL,
+	output_spec = CASE WHEN excluded.output_spec = '' THEN turns.output_spec ELSE excluded.output_spec END
 WHERE turns.status != 'running' OR turns.owner = ?15`,
 			t.ID, t.ThreadID, string(t.Status), string(t.StopReason), t.Answer, t.Error, string(usage), t.Cost,
-			t.Rounds, t.SettlementRounds, t.ToolSteps, string(input), started.UnixNano(), ended, owner, string(t.Output))
+			t.Rounds, t.SettlementRounds, t.ToolSteps, string(input), started.UnixNano(), ended, owner, string(t.Output), spec)
 		if err != nil {
 			if isForeignKey(err) {
 				return fmt.Errorf("thread %s: %w", t.ThreadID, ErrNotFound)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/record"
 )
 
@@ -65,7 +66,7 @@ func (s *Store) Turns(ctx context.Context, threadID string) ([]record.Turn, erro
 func queryTurns(ctx context.Context, q querier, threadID string) ([]record.Turn, error) {
 	rows, err := q.QueryContext(ctx, `
 SELECT t.id, t.seq, t.status, t.stop_reason, t.answer, t.error, t.usage, t.cost, t.rounds, t.settlement_rounds, t.tool_steps, t.input, t.started, t.ended,
-	(SELECT p.pause FROM pauses p WHERE p.turn = t.id AND p.answered IS NULL), t.output
+	(SELECT p.pause FROM pauses p WHERE p.turn = t.id AND p.answered IS NULL), t.output, t.output_spec
 FROM turns t WHERE t.thread = ? ORDER BY t.seq`, threadID)
 	if err != nil {
 		return nil, fmt.Errorf("store: turns: %w", err)
@@ -78,9 +79,12 @@ FROM turns t WHERE t.thread = ? ORDER BY t.seq`, threadID)
 		var started int64
 		var ended sql.NullInt64
 		var pause sql.NullString
-		var output string
-		if err := rows.Scan(&t.ID, &t.Seq, &t.Status, &t.StopReason, &t.Answer, &t.Error, &usage, &t.Cost, &t.Rounds, &t.SettlementRounds, &t.ToolSteps, &input, &started, &ended, &pause, &output); err != nil {
+		var output, spec string
+		if err := rows.Scan(&t.ID, &t.Seq, &t.Status, &t.StopReason, &t.Answer, &t.Error, &usage, &t.Cost, &t.Rounds, &t.SettlementRounds, &t.ToolSteps, &input, &started, &ended, &pause, &output, &spec); err != nil {
 			return nil, fmt.Errorf("store: turns: %w", err)
+		}
+		if t.OutputSpec, err = parseOutputSpec(t.ID, spec); err != nil {
+			return nil, err
 		}
 		if output != "" {
 			t.Output = json.RawMessage(output)
@@ -109,4 +113,29 @@ FROM turns t WHERE t.thread = ? ORDER BY t.seq`, threadID)
 		return nil, fmt.Errorf("store: turns: %w", err)
 	}
 	return turns, nil
+}
+
+// outputSpecJSON is the stored form of the structured answer a turn asks
+// for: empty for none.
+func outputSpecJSON(t record.Turn) (string, error) {
+	if t.OutputSpec == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(t.OutputSpec)
+	if err != nil {
+		return "", fmt.Errorf("store: turn %s output schema: %w", t.ID, err)
+	}
+	return string(b), nil
+}
+
+// parseOutputSpec reads what outputSpecJSON stored.
+func parseOutputSpec(turnID, s string) (*llm.Output, error) {
+	if s == "" {
+		return nil, nil
+	}
+	o := new(llm.Output)
+	if err := json.Unmarshal([]byte(s), o); err != nil {
+		return nil, fmt.Errorf("store: turn %s output schema: %w", turnID, err)
+	}
+	return o, nil
 }

@@ -151,7 +151,7 @@ func (s *Store) resumeTurn(ctx context.Context, turnID, callID string) (json.Raw
 		// Claimed as every running turn is. The state stays until the turn
 		// finishes or pauses again: it is what SavePause puts back if the
 		// resume never starts. The turn's input stays what it was.
-		_, closed, err = claim(ctx, tx, record.Turn{ID: turnID, ThreadID: threadID}, []byte(input), time.Now(), time.Now())
+		_, closed, err = claim(ctx, tx, record.Turn{ID: turnID, ThreadID: threadID}, []byte(input), "", time.Now(), time.Now())
 		return err
 	})
 	if err != nil {

@@ -225,7 +225,7 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		// A cron tool of this server wakes it (composeThreadTools), so a
 		// job it adds runs at its time; jobs other processes add are seen
 		// within the scheduler's poll.
-		Queue: st,
+		Queue: b.jobs(),
 		Start: func(ctx context.Context, fr cron.Firing) error {
 			_, err := sched.Start(ctx, fr.Job.Thread, llm.UserText(fr.Message()))
 			return err
@@ -240,10 +240,14 @@ func serve(cmd *cobra.Command, f *serveFlags, cfg *config.File, dir string) erro
 		defer close(cronDone)
 		crons.Run(cronCtx)
 	}()
-	defer func() {
+	endCron := func() {
 		stopCron()
 		<-cronDone
-	}()
+	}
+	defer endCron()
+	// A draining node claims no more due runs: they are the other nodes'
+	// (the jobs are in PostgreSQL), not refused here.
+	fleet.beforeDrain = endCron
 	sc := server.Config{Version: version(), Sessions: sched, CheckThread: b.check, AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, Traces: st, Defaults: b.defaults(), NamedTokens: f.named, Ready: b.ready()}
 	sc.KnowledgeBases = b.agent().KnowledgeBases
 	if threads == nil {
@@ -333,7 +337,7 @@ func (b *serveBackend) agent() *agent.Runtime {
 			Store: b.st, File: b.cfg, Defaults: defaults, MaxSandbox: f.sandbox, Tools: tools, Base: b.base,
 			Provider: provider.Config{BaseURL: f.baseURL, NoStream: b.noStream, Request: f.request, Warn: warnTo(b.logw)},
 			MCP:      b.mcp, Export: b.export, Log: b.logw,
-			Threads: b.threadStore(), Events: b.relayHandler(), Control: b.control(),
+			Threads: b.threadStore(), Events: b.relayHandler(), Control: b.control(), Jobs: b.jobs(),
 			// Read when a job is added: serve sets it once its cron
 			// scheduler exists, before any turn runs.
 			CronScheduled: func() {
@@ -345,6 +349,25 @@ func (b *serveBackend) agent() *agent.Runtime {
 		})
 	})
 	return b.rt
+}
+
+// jobs is where the cron tool keeps its jobs and serve's scheduler finds
+// them: PostgreSQL when the threads are there, shared by the nodes (each
+// due run claimed by one), else the store.
+func (b *serveBackend) jobs() cronQueue {
+	if b.threads != nil {
+		return b.threads
+	}
+	if b.st == nil {
+		return nil
+	}
+	return b.st
+}
+
+// cronQueue is a store of jobs: the cron tool's and the scheduler's.
+type cronQueue interface {
+	cron.Store
+	cron.Queue
 }
 
 // threadStore is the store several servers share (--db postgres://…),

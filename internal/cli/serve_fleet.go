@@ -76,6 +76,9 @@ type fleetNode struct {
 	stopTake context.CancelFunc
 	took     sync.WaitGroup
 	drained  chan struct{}
+	// beforeDrain, when not nil, runs as the drain starts, before the
+	// scheduler drains: serve stops its cron scheduler there.
+	beforeDrain func()
 }
 
 // startFleet starts taking the turns other nodes left (queued, lost or
@@ -144,6 +147,16 @@ func (n *fleetNode) serving(ctx context.Context) (context.Context, func()) {
 		case <-ctx.Done():
 		}
 		n.stop()
+		if n.beforeDrain != nil {
+			n.beforeDrain()
+		}
+		// The queued turns this node would have started are the other
+		// nodes' at once, not a lease after their threads' last write.
+		lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := n.threads.Leave(lctx); err != nil {
+			fmt.Fprintf(n.logw, "rein: %v (the other nodes take this node's queued turns within a lease)\n", err)
+		}
+		lcancel()
 		dctx, dcancel := context.WithTimeout(context.Background(), n.drain)
 		defer dcancel()
 		start := time.Now()

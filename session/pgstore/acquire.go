@@ -65,9 +65,11 @@ func (s *Store) Acquire(ctx context.Context, n int, readOnly ReadOnly) ([]Taken,
 	return s.acquire(ctx, n, readOnly, 0)
 }
 
-// acquire is Acquire taking only the queued turns of threads not written
-// for quiet: TakeTurns leaves a queued turn to the node whose queue it is
-// (which starts it as its running turn ends) for a lease's term.
+// acquire is Acquire taking the queued turns of a thread with no running
+// turn only once the node that ended its last turn (which starts them as
+// it ends that turn) is gone, or the thread was not written for quiet:
+// TakeTurns leaves a live node's queue to it for a lease's term, so it
+// never races that node's own start of its next turn.
 func (s *Store) acquire(ctx context.Context, n int, readOnly ReadOnly, quiet time.Duration) ([]Taken, error) {
 	s.acq.Lock()
 	defer s.acq.Unlock()
@@ -84,7 +86,8 @@ func (s *Store) acquire(ctx context.Context, n int, readOnly ReadOnly, quiet tim
 SELECT th.id FROM threads th WHERE th.id IN (
 	SELECT thread FROM turns WHERE status = 'running' AND lease_until < now()
 	UNION
-	SELECT q.thread FROM turns q JOIN threads qt ON qt.id = q.thread WHERE q.status = 'queued' AND qt.updated < $2
+	SELECT q.thread FROM turns q JOIN threads qt ON qt.id = q.thread WHERE q.status = 'queued'
+		AND (qt.updated < $2 OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node = qt.queue_node AND n.alive_until > now()))
 		AND NOT EXISTS (SELECT 1 FROM turns r WHERE r.thread = q.thread AND r.status IN ('running', 'paused')))
 ORDER BY th.updated LIMIT $1 FOR UPDATE OF th SKIP LOCKED`, n, time.Now().Add(-quiet).UnixNano())
 		if err != nil {
@@ -120,12 +123,12 @@ ORDER BY th.updated LIMIT $1 FOR UPDATE OF th SKIP LOCKED`, n, time.Now().Add(-q
 func (s *Store) take(ctx context.Context, tx pgx.Tx, threadID string, readOnly ReadOnly) (Taken, int64, error) {
 	var id, status string
 	var started int64
-	var input string
+	var input, spec string
 	var interrupted bool
 	err := tx.QueryRow(ctx, `
-SELECT id, status, started, input, status = 'running' AND interrupt_fence = fence AND fence <> 0 FROM turns
+SELECT id, status, started, input, status = 'running' AND interrupt_fence = fence AND fence <> 0, output_spec FROM turns
 WHERE thread = $1 AND ((status = 'running' AND lease_until < now()) OR status = 'queued')
-ORDER BY status = 'running' DESC, seq LIMIT 1 FOR UPDATE`, threadID).Scan(&id, &status, &started, &input, &interrupted)
+ORDER BY status = 'running' DESC, seq LIMIT 1 FOR UPDATE`, threadID).Scan(&id, &status, &started, &input, &interrupted, &spec)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Taken or ended between the lookup and the lock.
 		return Taken{}, 0, nil
@@ -134,6 +137,9 @@ ORDER BY status = 'running' DESC, seq LIMIT 1 FOR UPDATE`, threadID).Scan(&id, &
 		return Taken{}, 0, fmt.Errorf("pgstore: acquire %s: %w", threadID, err)
 	}
 	t := Taken{Turn: session.Turn{ID: id, ThreadID: threadID, Status: session.TurnInProgress, Started: time.Unix(0, started)}}
+	if t.Turn.OutputSpec, err = parseOutputSpec(id, spec); err != nil {
+		return Taken{}, 0, err
+	}
 	if status == statusQueued {
 		var running bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM turns WHERE thread = $1 AND status IN ('running', 'paused'))`, threadID).Scan(&running); err != nil {

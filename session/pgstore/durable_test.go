@@ -1,6 +1,7 @@
 package pgstore_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -109,5 +110,54 @@ func TestAnInterruptSurvivesATakeover(t *testing.T) {
 	}
 	if p, err := b.Pending(t.Context(), "th2", "turn2"); err != nil || p.Interrupt {
 		t.Errorf("pending of the turn not interrupted: %+v, %v", p, err)
+	}
+}
+
+// An answer whose carrying out began (StartAnswer: an approved call is
+// running) is taken over marked begun, so the taking node does not run
+// the call again; a node that no longer holds the turn cannot mark it,
+// and a turn claimed with an answer and never begun is taken unmarked.
+func TestAnAnswerBegunIsTakenOverMarkedBegun(t *testing.T) {
+	url := servicetest.Postgres(t)
+	a := open(t, url, pgstore.Config{Node: "a", Lease: time.Minute})
+	b := open(t, url, pgstore.Config{Node: "b", Lease: time.Minute})
+	p := pausedTurn(t, a)
+	answer := loop.Answer{TurnID: "turn", CallID: "a1", Decision: loop.Approve}
+	p.Status = session.TurnInProgress
+	if _, err := a.ClaimAnswer(t.Context(), p, answer); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.StartAnswer(t.Context(), "th", "turn"); !errors.Is(err, session.ErrLeaseLost) {
+		t.Errorf("a node not holding the turn marked its answer begun: %v, want ErrLeaseLost", err)
+	}
+	if err := a.StartAnswer(t.Context(), "th", "turn"); err != nil {
+		t.Fatal(err)
+	}
+	expire(t, url, "turn")
+	taken, err := b.Acquire(t.Context(), 5, readOnly)
+	if err != nil || len(taken) != 1 || taken[0].Resume == nil {
+		t.Fatalf("b took %+v, %v; want the answered turn", taken, err)
+	}
+	if r := taken[0].Resume; !r.Begun || r.Answer.Decision != loop.Approve {
+		t.Errorf("b took the resumption %+v, want it begun with the approval", *r)
+	}
+	if err := a.StartAnswer(t.Context(), "th", "turn"); !errors.Is(err, session.ErrLeaseLost) {
+		t.Errorf("the lost node marked the answer after the takeover: %v, want ErrLeaseLost", err)
+	}
+
+	// Paused again and answered again: not begun until marked.
+	p.Status = session.TurnPaused
+	if err := b.SaveTurn(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	p.Status = session.TurnInProgress
+	if _, err := b.ClaimAnswer(t.Context(), p, answer); err != nil {
+		t.Fatal(err)
+	}
+	c := open(t, url, pgstore.Config{Node: "c", Lease: time.Minute})
+	expire(t, url, "turn")
+	taken, err = c.Acquire(t.Context(), 5, readOnly)
+	if err != nil || len(taken) != 1 || taken[0].Resume == nil || taken[0].Resume.Begun {
+		t.Fatalf("c took %+v, %v; want the answered turn, not begun", taken, err)
 	}
 }

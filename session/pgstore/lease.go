@@ -23,8 +23,14 @@ func (s *Store) heartbeat() {
 	}
 }
 
-// renew renews every lease this node holds, in one statement.
+// renew renews every lease this node holds, in one statement, and marks
+// the node alive for a lease more.
 func (s *Store) renew() {
+	actx, acancel := context.WithTimeout(context.Background(), s.lease)
+	// A failure leaves the node alive until its row runs out, as its
+	// leases do; the next tick tries again.
+	_ = s.alive(actx)
+	acancel()
 	s.mu.Lock()
 	if len(s.held) == 0 {
 		s.mu.Unlock()

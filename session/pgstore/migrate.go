@@ -118,11 +118,58 @@ CREATE INDEX threads_owner ON threads (owner, updated, id);
 	`
 ALTER TABLE turns ADD COLUMN resume text; -- JSON loop.Answer
 `,
+	// 7: the structured answer a turn itself asks for (record.Turn.
+	// OutputSpec), kept with the turn so that a turn queued on one node,
+	// or taken over from a lost one, asks for it on whichever node runs it.
+	`
+ALTER TABLE turns ADD COLUMN output_spec text NOT NULL DEFAULT ''; -- JSON llm.Output, '' for none
+`,
+	// 8: that the answer a turn resumes with (resume) began to be carried
+	// out (StartAnswer): an approved call is running, so a node taking the
+	// turn over does not run it again.
+	`
+ALTER TABLE turns ADD COLUMN resume_begun boolean NOT NULL DEFAULT false;
+`,
+	// 9: which nodes are alive (each renews its row with its leases'
+	// heartbeat and removes it when it closes or drains), and which node
+	// ended each thread's last turn: that node starts the thread's queued
+	// turns, and when it is gone another node takes them at once instead
+	// of a lease after the thread's last write.
+	`
+CREATE TABLE nodes (
+	node        text PRIMARY KEY,
+	alive_until timestamptz NOT NULL
+);
+ALTER TABLE threads ADD COLUMN queue_node text NOT NULL DEFAULT ''; -- the node that ended the last turn
+`,
+	// 10: scheduled jobs (the cron tool) of the fleet's threads, shared by
+	// the nodes: each due run is claimed by one node (ClaimRun), and a
+	// node that drains or dies leaves its jobs to the others.
+	`
+CREATE TABLE jobs (
+	id       text PRIMARY KEY,
+	thread   text NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+	name     text NOT NULL DEFAULT '',
+	message  text NOT NULL,
+	at       bigint,                   -- unix nanoseconds, for a one-off job
+	every    bigint,                   -- seconds, for an interval job
+	cron     text NOT NULL DEFAULT '', -- a five-field cron expression
+	tz       text NOT NULL DEFAULT '', -- IANA zone of at and cron
+	once     boolean NOT NULL DEFAULT false,
+	status   text NOT NULL,            -- active, done, cancelled
+	next_run bigint,                   -- unix nanoseconds; NULL when no run is left
+	last_run bigint,
+	runs     integer NOT NULL DEFAULT 0,
+	created  bigint NOT NULL
+);
+CREATE INDEX jobs_due ON jobs (next_run) WHERE status = 'active';
+CREATE INDEX jobs_thread ON jobs (thread, created);
+`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 6
+const SchemaVersion = 10
 
 // migrationLock is the advisory lock nodes starting at once take, so each
 // migration runs once.

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -84,6 +85,10 @@ type Store struct {
 	closed      bool
 	writersDone sync.WaitGroup
 
+	// left is set once the node left (Leave): it is not marked alive
+	// again.
+	left atomic.Bool
+
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
@@ -144,6 +149,14 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 	}
 	s := &Store{pool: pool, node: c.Node, lease: c.Lease, max: c.MaxRunning, takeOver: takeOver, held: make(map[string]int64),
 		stop: make(chan struct{}), done: make(chan struct{}), ops: make(chan *recordOp, maxBatch)}
+	if err := s.alive(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := s.forgetDead(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	go s.heartbeat()
 	for range writers {
 		s.writersDone.Add(1)
@@ -168,6 +181,10 @@ func (s *Store) Close() error {
 		s.writersDone.Wait()
 		close(s.stop)
 		<-s.done
+		// Gone: the queues it would have started are the other nodes'.
+		ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
+		_ = s.Leave(ctx)
+		cancel()
 		s.pool.Close()
 	})
 	return nil

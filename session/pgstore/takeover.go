@@ -56,9 +56,11 @@ func (s *Store) Handover(ctx context.Context, turnID string) error {
 // TakeTurns runs the turns this node takes until ctx ends: every poll (and
 // at once when another node hands a turn over) it calls Acquire for as
 // many turns as the node has room for, and hands each to run. A queued
-// turn is taken only from a thread not written for a lease's term: until
-// then it is the queue of the node that runs the thread, which starts it
-// when its running turn ends. A turn run
+// turn of a thread with no running turn is the queue of the node that
+// ended the thread's last turn, which starts it as that turn ends: it is
+// taken at once when that node is gone (it died, closed or drains: Leave),
+// and otherwise only once the thread was not written for a lease's term.
+// A turn run
 // refuses (it returns an error) is handed over again for another node.
 // Acquire's errors (the database is unreachable) are passed to failed,
 // when not nil, and the next poll tries again. poll 0 is DefaultPoll.

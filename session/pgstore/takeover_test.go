@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/reinhq/rein/internal/servicetest"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
@@ -134,5 +136,94 @@ func TestTakeTurnsWakesWhenALeaseEnds(t *testing.T) {
 		t.Logf("taken %v after the node died (lease 400ms)", at.Sub(died).Round(time.Millisecond))
 	case <-time.After(5 * time.Second):
 		t.Fatal("the taker slept past the end of the lost node's lease")
+	}
+}
+
+// queueLeft stores what a node leaves when it ended a thread's turn and
+// has not started the turn queued behind it yet: the turn "queued" of
+// thread th, with no running turn.
+func queueLeft(t *testing.T, a *pgstore.Store) {
+	t.Helper()
+	newThread(t, a, "th")
+	claimTurn(t, a, "th", "turn")
+	if err := a.SaveTurn(t.Context(), session.Turn{ID: "queued", ThreadID: "th", Status: session.TurnQueued, Input: []llm.Item{llm.UserText("next")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SaveTurn(t.Context(), session.Turn{ID: "turn", ThreadID: "th", Status: session.TurnCompleted, Ended: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// taker runs b's TakeTurns with a short poll and returns what it takes.
+func taker(t *testing.T, b *pgstore.Store) <-chan pgstore.Taken {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	took := make(chan pgstore.Taken, 4)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.TakeTurns(ctx, 50*time.Millisecond, readOnly, func(_ context.Context, tk pgstore.Taken) error {
+			took <- tk
+			return nil
+		}, nil)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return took
+}
+
+// The queued turns of a thread whose last turn a live node ended are that
+// node's to start (it does as the turn ends): another node's taker leaves
+// them for a lease, never racing the live node. Once the node is gone —
+// it leaves (a drain), closes, or stops renewing its row (killed) — the
+// other nodes take them at once, not a lease after the thread's last
+// write.
+func TestALostNodesQueueIsTakenOnceTheNodeIsGone(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gone func(t *testing.T, url string, a *pgstore.Store)
+	}{
+		{"leaves", func(t *testing.T, _ string, a *pgstore.Store) {
+			if err := a.Leave(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"closes", func(_ *testing.T, _ string, a *pgstore.Store) { a.Close() }},
+		{"is killed", func(t *testing.T, url string, _ *pgstore.Store) {
+			// Its row runs out as its leases would: no renewal.
+			conn, err := pgx.Connect(t.Context(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			if _, err := conn.Exec(t.Context(), `UPDATE nodes SET alive_until = now() - interval '1 millisecond' WHERE node = 'a'`); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := servicetest.Postgres(t)
+			// A lease far longer than the test: only the node's being
+			// gone can free the queue in time.
+			a := open(t, url, pgstore.Config{Node: "a", Lease: time.Minute})
+			b := open(t, url, pgstore.Config{Node: "b", Lease: time.Minute})
+			queueLeft(t, a)
+			took := taker(t, b)
+			select {
+			case tk := <-took:
+				t.Fatalf("b took %+v from a live node's queue", tk)
+			case <-time.After(time.Second):
+			}
+			tc.gone(t, url, a)
+			gone := time.Now()
+			select {
+			case tk := <-took:
+				if tk.Turn.ID != "queued" || tk.Lost {
+					t.Errorf("b took %+v, want the queued turn to start", tk)
+				}
+				t.Logf("the queued turn was taken %v after its node was gone (lease 1m)", time.Since(gone).Round(time.Millisecond))
+			case <-time.After(5 * time.Second):
+				t.Fatal("the gone node's queued turn was not taken within 5s (the lease is 1m)")
+			}
+		})
 	}
 }

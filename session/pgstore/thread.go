@@ -297,7 +297,7 @@ WHERE s.thread = $1 AND s.delivered IS NULL AND t.status != 'running' ORDER BY s
 }
 
 const turnColumns = `id, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended,
-	CASE WHEN status = 'paused' THEN pause END, CASE WHEN status = 'paused' THEN state END, status = 'running' AND lease_until < now(), output`
+	CASE WHEN status = 'paused' THEN pause END, CASE WHEN status = 'paused' THEN state END, status = 'running' AND lease_until < now(), output, output_spec`
 
 // queryTurns reads a thread's turns in order, a paused turn with its pause
 // and state, and reports whether a running one holds an expired lease.
@@ -323,10 +323,13 @@ func queryTurnsWhere(ctx context.Context, q pgx.Tx, threadID, and string) ([]ses
 		var ended *int64
 		var pause, state *string
 		var expired bool
-		var output string
+		var output, spec string
 		if err := rows.Scan(&t.ID, &t.Seq, &t.Status, &t.StopReason, &t.Answer, &t.Error, &usage, &t.Cost, &t.Rounds, &t.SettlementRounds, &t.ToolSteps,
-			&input, &started, &ended, &pause, &state, &expired, &output); err != nil {
+			&input, &started, &ended, &pause, &state, &expired, &output, &spec); err != nil {
 			return nil, false, fmt.Errorf("pgstore: turns of %s: %w", threadID, err)
+		}
+		if t.OutputSpec, err = parseOutputSpec(t.ID, spec); err != nil {
+			return nil, false, err
 		}
 		if output != "" {
 			t.Output = json.RawMessage(output)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/session"
 )
@@ -59,6 +60,10 @@ func (s *Store) SaveTurn(ctx context.Context, t session.Turn) error {
 	if err != nil {
 		return err
 	}
+	spec, err := outputSpecJSON(t)
+	if err != nil {
+		return err
+	}
 	now := time.Now()
 	started := t.Started
 	if started.IsZero() {
@@ -99,10 +104,10 @@ func (s *Store) SaveTurn(ctx context.Context, t session.Turn) error {
 				return fmt.Errorf("pgstore: save turn %s: %w", t.ID, err)
 			}
 			_, err := tx.Exec(ctx, `
-INSERT INTO turns (id, thread, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended, pause, state, output)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+INSERT INTO turns (id, thread, seq, status, stop_reason, answer, error, usage, cost, rounds, settlement_rounds, tool_steps, input, started, ended, pause, state, output, output_spec)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 				t.ID, t.ThreadID, seq, string(t.Status), string(t.StopReason), t.Answer, t.Error, usage, t.Cost, t.Rounds, t.SettlementRounds, t.ToolSteps,
-				input, started.UnixNano(), ended, pause, state, string(t.Output))
+				input, started.UnixNano(), ended, pause, state, string(t.Output), spec)
 			if err != nil {
 				return fmt.Errorf("pgstore: save turn %s: %w", t.ID, err)
 			}
@@ -110,14 +115,20 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 		}
 		_, err = tx.Exec(ctx, `
 UPDATE turns SET status = $2, stop_reason = $3, answer = $4, error = $5, usage = $6, cost = $7, rounds = $8, settlement_rounds = $9,
-	tool_steps = $10, input = $11, ended = $12, pause = $13, state = $14, node = '', lease_until = NULL, output = $15, resume = NULL
+	tool_steps = $10, input = $11, ended = $12, pause = $13, state = $14, node = '', lease_until = NULL, output = $15, resume = NULL, resume_begun = false,
+	output_spec = CASE WHEN $16 = '' THEN output_spec ELSE $16 END
 WHERE id = $1`,
 			t.ID, string(t.Status), string(t.StopReason), t.Answer, t.Error, usage, t.Cost, t.Rounds, t.SettlementRounds, t.ToolSteps,
-			input, ended, pause, state, string(t.Output))
+			input, ended, pause, state, string(t.Output), spec)
 		if err != nil {
 			return fmt.Errorf("pgstore: save turn %s: %w", t.ID, err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE threads SET updated = $2 WHERE id = $1`, t.ThreadID, now.UnixNano()); err != nil {
+		// The node that ends the thread's running or paused turn starts
+		// its queued turns next (TakeTurns leaves them to it while it is
+		// alive); a queued turn interrupted changes nothing of that.
+		ends := t.Status.Done() && (status == statusRunning || status == statusPaused)
+		if _, err := tx.Exec(ctx, `UPDATE threads SET updated = $2, queue_node = CASE WHEN $3 THEN $4 ELSE queue_node END WHERE id = $1`,
+			t.ThreadID, now.UnixNano(), ends, s.node); err != nil {
 			return fmt.Errorf("pgstore: save turn %s: %w", t.ID, err)
 		}
 		return nil
@@ -126,6 +137,37 @@ WHERE id = $1`,
 		s.release(t.ID, held)
 	}
 	return err
+}
+
+// turnFields are a turn's columns as stored that a claim writes.
+type turnFields struct {
+	input string // inputJSON
+	spec  string // outputSpecJSON
+}
+
+// outputSpecJSON is the stored form of the structured answer a turn asks
+// for: empty for none.
+func outputSpecJSON(t session.Turn) (string, error) {
+	if t.OutputSpec == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(t.OutputSpec)
+	if err != nil {
+		return "", fmt.Errorf("pgstore: turn %s output schema: %w", t.ID, err)
+	}
+	return string(b), nil
+}
+
+// parseOutputSpec reads what outputSpecJSON stored.
+func parseOutputSpec(turnID, s string) (*llm.Output, error) {
+	if s == "" {
+		return nil, nil
+	}
+	o := new(llm.Output)
+	if err := json.Unmarshal([]byte(s), o); err != nil {
+		return nil, fmt.Errorf("pgstore: turn %s output schema: %w", turnID, err)
+	}
+	return o, nil
 }
 
 // inputJSON is the stored input of a turn.
@@ -155,6 +197,10 @@ func (s *Store) ClaimTurn(ctx context.Context, t session.Turn) (session.Claim, e
 	if err != nil {
 		return session.Claim{}, err
 	}
+	spec, err := outputSpecJSON(t)
+	if err != nil {
+		return session.Claim{}, err
+	}
 	started := t.Started
 	if started.IsZero() {
 		started = time.Now()
@@ -164,7 +210,7 @@ func (s *Store) ClaimTurn(ctx context.Context, t session.Turn) (session.Claim, e
 	held := s.fence(t.ID)
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var n int64
-		c, fence, n, err = s.claim(ctx, tx, t, input, started, held)
+		c, fence, n, err = s.claim(ctx, tx, t, turnFields{input: input, spec: spec}, started, held)
 		c.Items = int(n)
 		return err
 	})
@@ -178,7 +224,7 @@ func (s *Store) ClaimTurn(ctx context.Context, t session.Turn) (session.Claim, e
 // claim is ClaimTurn inside tx; held is the token this node holds the turn
 // under already (0: none). It returns the claim, the new token and the
 // thread's item count.
-func (s *Store) claim(ctx context.Context, tx pgx.Tx, t session.Turn, input string, started time.Time, held int64) (session.Claim, int64, int64, error) {
+func (s *Store) claim(ctx context.Context, tx pgx.Tx, t session.Turn, f turnFields, started time.Time, held int64) (session.Claim, int64, int64, error) {
 	if _, err := lockThread(ctx, tx, t.ThreadID); err != nil {
 		return session.Claim{}, 0, 0, err
 	}
@@ -224,9 +270,9 @@ func (s *Store) claim(ctx context.Context, tx pgx.Tx, t session.Turn, input stri
 			return session.Claim{}, 0, 0, fmt.Errorf("pgstore: claim turn %s: %w", t.ID, err)
 		}
 		err := tx.QueryRow(ctx, `
-INSERT INTO turns (id, thread, seq, status, input, started, node, fence, lease_until)
-VALUES ($1, $2, $3, 'running', $4, $5, $6, nextval('fences'), now() + $7 * interval '1 millisecond') RETURNING fence`,
-			t.ID, t.ThreadID, seq, input, started.UnixNano(), s.node, s.lease.Milliseconds()).Scan(&fence)
+INSERT INTO turns (id, thread, seq, status, input, started, node, fence, lease_until, output_spec)
+VALUES ($1, $2, $3, 'running', $4, $5, $6, nextval('fences'), now() + $7 * interval '1 millisecond', $8) RETURNING fence`,
+			t.ID, t.ThreadID, seq, f.input, started.UnixNano(), s.node, s.lease.Milliseconds(), f.spec).Scan(&fence)
 		if err != nil {
 			return session.Claim{}, 0, 0, fmt.Errorf("pgstore: claim turn %s: %w", t.ID, err)
 		}
@@ -238,9 +284,10 @@ VALUES ($1, $2, $3, 'running', $4, $5, $6, nextval('fences'), now() + $7 * inter
 	// A paused turn keeps its state until it ends: it is what goes back
 	// if the resume never starts.
 	err = tx.QueryRow(ctx, `
-UPDATE turns SET status = 'running', input = $2, ended = NULL, error = '', node = $3, fence = nextval('fences'), lease_until = now() + $4 * interval '1 millisecond'
+UPDATE turns SET status = 'running', input = $2, ended = NULL, error = '', node = $3, fence = nextval('fences'), lease_until = now() + $4 * interval '1 millisecond',
+	output_spec = CASE WHEN $5 = '' THEN output_spec ELSE $5 END
 WHERE id = $1 RETURNING fence`,
-		t.ID, input, s.node, s.lease.Milliseconds()).Scan(&fence)
+		t.ID, f.input, s.node, s.lease.Milliseconds(), f.spec).Scan(&fence)
 	if err != nil {
 		return session.Claim{}, 0, 0, fmt.Errorf("pgstore: claim turn %s: %w", t.ID, err)
 	}

@@ -51,6 +51,7 @@ func Run(t *testing.T, h Harness) {
 		{"NonPlaceholderNotReplaced", testNonPlaceholderNotReplaced},
 		{"TurnsSavedAndNumbered", testTurnsSavedAndNumbered},
 		{"StructuredAnswerKept", testStructuredAnswerKept},
+		{"QueuedTurnKeepsItsOutputSchema", testQueuedTurnKeepsItsOutputSchema},
 		{"PauseKeepsStateAndBlocksNewTurns", testPauseKeepsState},
 		{"SteersPendingUntilRecorded", testSteersPendingUntilRecorded},
 		{"ClaimOneRunningTurnPerThread", testClaimOneRunningTurn},
@@ -705,4 +706,58 @@ func testStructuredAnswerKept(t *testing.T, db DB) {
 	if got := load(t, db.Handle(t), typedThread.ID).Thread.Settings.Output; string(got) != schema {
 		t.Errorf("the thread's output schema reads %q, want %s", got, schema)
 	}
+}
+
+// A turn's own output schema (StartOutput on a busy thread) is stored with
+// the turn while it is queued, so that whichever handle (node, process
+// after a restart) starts it asks for the same answer; it stays once the
+// turn is claimed and ended by records that do not name it, and a text
+// turn has none.
+func testQueuedTurnKeepsItsOutputSchema(t *testing.T, db DB) {
+	a, b := db.Handle(t), db.Handle(t)
+	th := newThread(t, a)
+	first, typed, plain := id("turn"), id("turn"), id("turn")
+	claim(t, a, th, first)
+	spec := &llm.Output{Name: "city", Description: "where to go", Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`), Strict: true}
+	for _, q := range []session.Turn{
+		{ID: typed, ThreadID: th, Status: session.TurnQueued, Input: []llm.Item{user(typed, "in_"+typed, "where?")}, Started: time.Now(), OutputSpec: spec},
+		{ID: plain, ThreadID: th, Status: session.TurnQueued, Input: []llm.Item{user(plain, "in_"+plain, "why?")}, Started: time.Now()},
+	} {
+		if err := a.SaveTurn(ctx(t), q); err != nil {
+			t.Fatalf("SaveTurn %s: %v", q.ID, err)
+		}
+	}
+	same := func(when string, got *llm.Output) {
+		t.Helper()
+		if got == nil {
+			t.Fatalf("%s: the queued turn's output schema is gone", when)
+		}
+		if got.Name != spec.Name || got.Description != spec.Description || got.Strict != spec.Strict || !jsonEqual(got.Schema, spec.Schema) {
+			t.Errorf("%s: the queued turn asks for %+v, want %+v", when, *got, *spec)
+		}
+	}
+	snap := load(t, b, th)
+	same("loaded by another handle", turnOf(t, snap, typed).OutputSpec)
+	if got := turnOf(t, snap, plain).OutputSpec; got != nil {
+		t.Errorf("the text turn asks for %+v, want nothing", *got)
+	}
+	end(t, a, th, first, session.TurnCompleted)
+	// Claimed and ended by records that do not name it (the scheduler's
+	// end of a turn it ran does; a sub-agent's record does not).
+	claim(t, b, th, typed)
+	same("claimed", turnOf(t, load(t, a, th), typed).OutputSpec)
+	end(t, b, th, typed, session.TurnCompleted)
+	same("ended", turnOf(t, load(t, db.Handle(t), th), typed).OutputSpec)
+}
+
+// jsonEqual says whether two JSON texts hold the same value (a store may
+// keep a document in another spelling).
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
 }
