@@ -38,6 +38,9 @@ type Knowledge struct {
 	cronScheduled func()
 	// embedders give rag the embeddings of bases that have them.
 	embedders kb.Embedders
+	// userUnasked: writes to the user's memory and notebooks run without
+	// the user's approval (KnowledgeConfig.UserWritesUnasked).
+	userUnasked bool
 
 	sources   []sources.Source
 	skills    *skills.Catalog
@@ -70,6 +73,14 @@ type KnowledgeConfig struct {
 	// `rein kb add --embed`; nil finds it as a model is found
 	// (ProviderEmbedders: the environment and the config file).
 	Embedders kb.Embedders
+	// UserWritesUnasked lets write_memory and write_note write the user's
+	// scope (what every workspace sees) without the user's approval. Off,
+	// each such call waits for the user under every approval policy that
+	// asks, and is refused under never: a prompt-injected repository
+	// cannot plant text in every other workspace's prompt unseen. Compose
+	// sets it in full-access mode only, where the user chose to be asked
+	// nothing.
+	UserWritesUnasked bool
 }
 
 // LoadKnowledge reads what the tools and prompt of a turn in the workspace
@@ -77,7 +88,7 @@ type KnowledgeConfig struct {
 // them. Everything else that fails only leaves its tools out (the gates
 // fail closed).
 func LoadKnowledge(ctx context.Context, ws *sandbox.Workspace, c KnowledgeConfig) (*Knowledge, error) {
-	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), mcp: c.Offer, cronScheduled: c.CronScheduled, embedders: c.Embedders}
+	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), mcp: c.Offer, cronScheduled: c.CronScheduled, embedders: c.Embedders, userUnasked: c.UserWritesUnasked}
 	if k.embedders == nil {
 		k.embedders = ProviderEmbedders(provider.Config{})
 	}
@@ -101,9 +112,9 @@ func (k *Knowledge) Tools() []tool.Tool {
 		if len(k.kbs) > 0 {
 			out = append(out, kb.Rag(k.st, k.kbs, kb.WithEmbedders(k.embedders)), kb.Files(k.st, k.kbs))
 		}
-		out = append(out, memory.Read(k.st, k.workspace), memory.Write(k.st, k.workspace))
+		out = append(out, memory.Read(k.st, k.workspace), memory.Write(k.st, k.workspace, memory.Options{UserUnasked: k.userUnasked}))
 		if k.nbErr == nil {
-			out = append(out, notes.List(k.st, k.workspace, k.notebooks), notes.Write(k.st, k.workspace, k.notebooks, k.st.Items))
+			out = append(out, notes.List(k.st, k.workspace, k.notebooks), notes.Write(k.st, k.workspace, k.notebooks, k.st.Items, notes.Options{UserUnasked: k.userUnasked}))
 		}
 		out = append(out, cron.New(k.st, cron.Options{Scheduled: k.cronScheduled}))
 	}

@@ -132,20 +132,69 @@ type writeNote struct {
 	st      Store
 	scopes  []string
 	history History
+	// ask: a write to a user's notebook needs the user's approval.
+	ask bool
 }
+
+// Options say how write_note treats the user's notebooks.
+type Options struct {
+	// UserUnasked lets a write to one of the user's notebooks (seen from
+	// every workspace) run without the user's approval. By default each
+	// one asks (tool.CallApprover): a repository that talks the model into
+	// it would reach every other workspace. Full-access mode, where the
+	// user chose to be asked nothing, sets it.
+	UserUnasked bool
+}
+
+// UserWriteReason is why a write to a user's notebook waits for the
+// user's approval: the approval box says it.
+const UserWriteReason = "This writes to one of your user notebooks, which are global: every workspace sees them."
 
 // Write returns the write_note tool of a turn in the workspace ws (it
 // writes to the user's notebooks and ws's); nbs are the notebooks offered
 // in its schema, history reads the thread of a call (nil includes no
-// turns).
-func Write(st Store, ws string, nbs []store.Notebook, history History) tool.Tool {
+// turns). A call writing to a user's notebook needs the user's approval,
+// unless o says otherwise.
+func Write(st Store, ws string, nbs []store.Notebook, history History, o Options) tool.Tool {
 	t := tool.New(WriteName,
 		"Write to one of the user's notebooks: append a new record (title, content, and by default the last 3 turns of this conversation), "+
 			"or edit a record's title or content by id."+available(nbs),
 		func(context.Context, writeInput) (tool.Output, error) { return tool.Output{}, nil },
 		tool.WithAccess(tool.Mutating))
 	spec := withEnum(t, "notebook_id", ids(nbs)).Spec()
-	return &writeNote{spec: spec, st: st, scopes: store.Visible(ws), history: history}
+	return &writeNote{spec: spec, st: st, scopes: store.Visible(ws), history: history, ask: !o.UserUnasked}
+}
+
+// ApprovalFor implements tool.CallApprover: a write to a notebook of the
+// user's scope asks, and so does one to a notebook that cannot be found as
+// the workspace's (it fails closed). The notebook is found as the store
+// finds it: by id first, then by name, the workspace's before the user's.
+func (w *writeNote) ApprovalFor(ctx context.Context, args json.RawMessage) string {
+	if !w.ask {
+		return ""
+	}
+	var in writeInput
+	if json.Unmarshal(args, &in) != nil {
+		return UserWriteReason
+	}
+	nbs, err := w.st.Notebooks(ctx, w.scopes)
+	if err != nil {
+		return UserWriteReason
+	}
+	var byName *store.Notebook
+	for i, nb := range nbs {
+		if nb.ID == in.NotebookID {
+			byName = &nbs[i]
+			break
+		}
+		if nb.Name == in.NotebookID && (byName == nil || byName.Workspace == store.UserScope) {
+			byName = &nbs[i]
+		}
+	}
+	if byName == nil || byName.Workspace == store.UserScope {
+		return UserWriteReason
+	}
+	return ""
 }
 
 func (w *writeNote) Spec() tool.Spec { return w.spec }

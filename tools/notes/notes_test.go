@@ -84,7 +84,7 @@ func TestWriteNoteAppendsAndEdits(t *testing.T) {
 	}
 	thread := conversation(t, st)
 	nbs, _ := st.Notebooks(ctx, store.Visible(testWS))
-	w := Write(st, testWS, nbs, st.Items)
+	w := Write(st, testWS, nbs, st.Items, Options{})
 	id := nb.ID
 	steps := []struct {
 		args   string
@@ -188,7 +188,7 @@ func TestGateFromTheStore(t *testing.T) {
 	compose := func() (*tool.Set, *tool.Report) {
 		nbs, _ := st.Notebooks(ctx, store.Visible(testWS))
 		return tool.Compose(ctx, tool.Composition{
-			Registry: tool.NewSet(List(st, testWS, nbs), Write(st, testWS, nbs, st.Items)),
+			Registry: tool.NewSet(List(st, testWS, nbs), Write(st, testWS, nbs, st.Items, Options{})),
 			Gates:    map[tool.Flag]tool.Gate{tool.HasNotebooks: Gate(st, testWS)},
 			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
@@ -230,3 +230,58 @@ func TestPromptListsAtMost30(t *testing.T) {
 
 // testWS is the workspace the tools are built for.
 const testWS = "/work/project"
+
+// TestAWriteToAUsersNotebookAsksTheUser checks which write_note calls
+// need the user's approval (tool.CallApprover): a write to a notebook of
+// the user's scope (seen from every workspace), by id or by name, and to
+// a notebook that is not found as this workspace's; a workspace notebook
+// (a name both scopes have resolves to it, as the store resolves it) runs
+// unasked, and so does everything with UserUnasked. Before, write_note
+// never asked.
+func TestAWriteToAUsersNotebookAsksTheUser(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	user, err := st.CreateNotebook(ctx, store.UserScope, "research")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := st.CreateNotebook(ctx, testWS, "todo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateNotebook(ctx, store.UserScope, "todo"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := st.CreateNotebook(ctx, "/work/other", "theirs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nbs, _ := st.Notebooks(ctx, store.Visible(testWS))
+	cases := []struct {
+		args string
+		ask  bool
+	}{
+		{`{"mode":"append","notebook_id":"` + user.ID + `","content":"x"}`, true},
+		{`{"mode":"append","notebook_id":"research","content":"x"}`, true},
+		{`{"mode":"edit","notebook_id":"` + user.ID + `","record_id":"r1","content":"x"}`, true},
+		{`{"mode":"append","notebook_id":"` + ws.ID + `","content":"x"}`, false},
+		{`{"mode":"append","notebook_id":"todo","content":"x"}`, false},
+		{`{"mode":"append","notebook_id":"` + other.ID + `","content":"x"}`, true},
+		{`{"mode":"append","notebook_id":"nb_nope","content":"x"}`, true},
+		{`not json`, true},
+	}
+	asking := Write(st, testWS, nbs, st.Items, Options{})
+	unasked := Write(st, testWS, nbs, st.Items, Options{UserUnasked: true})
+	for _, c := range cases {
+		why := tool.ApprovalFor(ctx, asking, json.RawMessage(c.args))
+		if (why != "") != c.ask {
+			t.Errorf("%s: approval %q, want asked=%v", c.args, why, c.ask)
+		}
+		if c.ask && !strings.Contains(why, "global") {
+			t.Errorf("%s: the reason does not say the notebook is global: %q", c.args, why)
+		}
+		if why := tool.ApprovalFor(ctx, unasked, json.RawMessage(c.args)); why != "" {
+			t.Errorf("%s with UserUnasked: asked %q", c.args, why)
+		}
+	}
+}
