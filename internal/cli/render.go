@@ -229,6 +229,10 @@ func (h *human) pause(e event.Event) {
 	h.writeLine("")
 	if p.Kind == tool.PauseApproval {
 		h.writeLine(fmt.Sprintf("%s %s wants to run; it waits for your approval:", h.bold("⏸"), e.Name))
+		if p.Intro != "" {
+			// Why this call asks (a write every workspace sees).
+			h.writeLine("    " + h.bold(p.Intro))
+		}
 		for _, l := range argLines(e.Args, 20) {
 			h.writeLine("    " + l)
 		}
@@ -305,6 +309,9 @@ func (h *human) summary(o *loop.Outcome) {
 		p := o.Pause
 		if p.Kind == tool.PauseApproval {
 			h.writeLine(fmt.Sprintf("paused: %s %s waits for your approval (turn %s, call %s)", p.Tool, summarizeArgs(p.Args, 80), o.TurnID, p.CallID))
+			if p.Intro != "" {
+				h.writeLine(p.Intro + " Each such call is asked for.")
+			}
 			h.writeLine(fmt.Sprintf("answer: rein answer %s --approve (this call) | --approve-thread (%s for the rest of the thread) | --deny [REASON]", o.ThreadID, p.Tool))
 			return
 		}

@@ -29,6 +29,10 @@ func (w *termWaiter) Wait(ctx context.Context, p loop.Pause) (loop.Answer, error
 		sc := bufio.NewScanner(w.in)
 		a := loop.Answer{TurnID: p.TurnID, CallID: p.CallID}
 		if p.Kind == tool.PauseApproval {
+			if p.Intro != "" {
+				// Why this call asks (a write every workspace sees).
+				fmt.Fprintln(w.out, p.Intro)
+			}
 			for a.Decision == "" {
 				fmt.Fprintf(w.out, "Run %s %s? [y]es, [a]lways in this thread, [n]o: ", p.Tool, p.Args)
 				if !sc.Scan() {
