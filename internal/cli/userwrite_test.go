@@ -145,7 +145,9 @@ func TestEveryDoorAsksBeforeWritingTheUsersMemory(t *testing.T) {
 			c.call("initialize", map[string]any{"clientInfo": map[string]any{"name": "test"}})
 			th := c.call("thread/start", map[string]any{"workspace": dir})["thread"].(map[string]any)
 			c.call("turn/start", map[string]any{"threadId": th["id"], "input": []map[string]any{{"type": "text", "text": prompt}}})
-			asked := c.wait(func(m map[string]any) bool { return m["method"] == "approval/requested" || m["method"] == "turn/completed" })
+			asked := c.wait(func(m map[string]any) bool {
+				return m["method"] == "approval/requested" || m["method"] == "turn/completed"
+			})
 			p, _ := asked["params"].(map[string]any)
 			if asked["method"] != "approval/requested" || p["tool"] != "write_memory" {
 				t.Fatalf("serve: %v, want write_memory's approval asked", asked)
