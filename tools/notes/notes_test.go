@@ -3,6 +3,7 @@ package notes
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/reinhq/rein/record"
 	"io"
 	"log/slog"
@@ -283,5 +284,59 @@ func TestAWriteToAUsersNotebookAsksTheUser(t *testing.T) {
 		if why := tool.ApprovalFor(ctx, unasked, json.RawMessage(c.args)); why != "" {
 			t.Errorf("%s with UserUnasked: asked %q", c.args, why)
 		}
+	}
+}
+
+// TestWriteNoteIsBounded: what a call writes into a record (title;
+// content and note), and the whole record with its included turns, are
+// bounded, and a call over a bound fails saying the limit, writing
+// nothing. Before, a record took whatever the model wrote, and "all" the
+// turns of a long thread.
+func TestWriteNoteIsBounded(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	nb, err := st.CreateNotebook(ctx, testWS, "research")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nbs, _ := st.Notebooks(ctx, store.Visible(testWS))
+	// A long thread: 40 turns of 4,000-character messages.
+	var long []llm.Item
+	for i := range 40 {
+		turn := fmt.Sprintf("t%d", i)
+		long = append(long,
+			item(turn, turn+"u", llm.RoleUser, llm.OriginInput, strings.Repeat("q", 4000)),
+			item(turn, turn+"a", llm.RoleAssistant, llm.OriginInput, strings.Repeat("a", 4000)))
+	}
+	history := func(context.Context, string) ([]llm.Item, error) { return long, nil }
+	w := Write(st, testWS, nbs, history, Options{})
+	if out := run(t, w, "thread_1", `{"mode":"append","notebook_id":"`+nb.ID+`","content":"kept","turns_to_include":"0"}`); out.Failed {
+		t.Fatalf("a small record failed: %+v", out)
+	}
+	big := func(n int) string { return strings.Repeat("x", n) }
+	cases := []struct {
+		name, args, want string
+	}{
+		{"content", `{"mode":"append","notebook_id":"` + nb.ID + `","content":"` + big(MaxContent+1) + `","turns_to_include":"0"}`, "at most 16000"},
+		{"content and note", `{"mode":"append","notebook_id":"` + nb.ID + `","content":"` + big(MaxContent-5) + `","note":"0123456789","turns_to_include":"0"}`, "at most 16000"},
+		{"title", `{"mode":"append","notebook_id":"` + nb.ID + `","title":"` + big(MaxTitle+1) + `","content":"x","turns_to_include":"0"}`, "at most 200"},
+		{"every turn of a long thread", `{"mode":"append","notebook_id":"` + nb.ID + `","content":"x","turns_to_include":"all"}`, "at most 64000: include fewer turns"},
+		{"edit content", `{"mode":"edit","notebook_id":"` + nb.ID + `","record_id":"r1","content":"` + big(MaxContent+1) + `"}`, "at most 16000"},
+		{"edit title", `{"mode":"edit","notebook_id":"` + nb.ID + `","record_id":"r1","title":"` + big(MaxTitle+1) + `"}`, "at most 200"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := run(t, w, "thread_1", c.args)
+			if !out.Failed || !strings.Contains(out.Text, c.want) {
+				t.Errorf("write_note = %.200s (failed %v), want a failure saying %q", out.Text, out.Failed, c.want)
+			}
+		})
+	}
+	ns, err := st.Notes(ctx, store.Visible(testWS), nb.ID)
+	if err != nil || len(ns) != 1 || ns[0].Content != "kept" {
+		t.Fatalf("%d notes after the refused writes (%v), want the one kept", len(ns), err)
+	}
+	if out := run(t, w, "thread_1", `{"mode":"append","notebook_id":"`+nb.ID+`","content":"x","turns_to_include":"5"}`); out.Failed {
+		t.Errorf("five long turns fit a record: %+v", out)
 	}
 }
