@@ -49,7 +49,11 @@ func newMemoryCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			m, dup, err := st.AddMemory(cmd.Context(), scope, strings.Join(args, " "))
+			text := strings.TrimSpace(strings.Join(args, " "))
+			if err := memory.CheckText(text); err != nil {
+				return usageError(err)
+			}
+			m, dup, err := st.AddMemory(cmd.Context(), scope, text)
 			if err != nil {
 				return usageError(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/store"
+	"github.com/reinhq/rein/tools/memory"
 )
 
 // plantScript is what a prompt-injected repository makes the model do:
@@ -212,4 +213,16 @@ func TestFullAccessWritesTheUsersMemoryUnasked(t *testing.T) {
 	if ms := userMemory(t, db); len(ms) != 1 {
 		t.Errorf("user memory %+v, want the entry written", ms)
 	}
+}
+
+// TestMemoryAddIsBoundedAsTheToolIs: `rein memory add` checks an entry as
+// write_memory does, saying the limit; before, it stored any length.
+func TestMemoryAddIsBoundedAsTheToolIs(t *testing.T) {
+	clearKeys(t)
+	knowledgeDB(t)
+	code, _, stderr := runMain(t, context.Background(), "memory", "add", "--scope", "user", strings.Repeat("x", memory.MaxText+1))
+	if code != ExitUsage || !strings.Contains(stderr, "limit of 1000 characters") {
+		t.Errorf("exit %d, stderr %q: want a usage error saying the limit", code, stderr)
+	}
+	mustRun(t, "memory", "add", "--scope", "user", strings.Repeat("x", memory.MaxText))
 }

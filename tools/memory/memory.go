@@ -43,6 +43,19 @@ const Key = "memory"
 // preference or fact (about 240 characters is advised).
 const MaxText = 1000
 
+// CheckText says what is wrong with an entry's text (trimmed), in words
+// for whoever wrote it: empty, or over MaxText. Every way in (the tool,
+// `rein memory add`) checks it.
+func CheckText(text string) error {
+	switch n := utf8.RuneCountInString(text); {
+	case n == 0:
+		return errors.New("text is empty; write the preference or fact to remember")
+	case n > MaxText:
+		return fmt.Errorf("text has %d characters; keep an entry under the limit of %d characters (about 240 is best): one preference or fact", n, MaxText)
+	}
+	return nil
+}
+
 type readInput struct{}
 
 // Read returns the read_memory tool of a turn in the workspace ws (its
@@ -163,11 +176,8 @@ func (w *askingWrite) ApprovalFor(ctx context.Context, args json.RawMessage) str
 
 func write(ctx context.Context, st Store, ws string, in writeInput) (tool.Output, error) {
 	text := strings.TrimSpace(in.Text)
-	switch {
-	case text == "":
-		return failed("text is empty; write the preference or fact to remember")
-	case utf8.RuneCountInString(text) > MaxText:
-		return failed(fmt.Sprintf("text has %d characters; keep an entry under %d (about 240 is best): one preference or fact", utf8.RuneCountInString(text), MaxText))
+	if err := CheckText(text); err != nil {
+		return failed(err.Error())
 	}
 	scope := ws
 	switch in.Scope {
