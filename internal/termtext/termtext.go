@@ -61,7 +61,7 @@ func Hidden(r rune) bool {
 	switch {
 	case r == 0x61c, // Arabic letter mark
 		0x200b <= r && r <= 0x200f, // zero-width space, joiners, LRM, RLM
-		r == 0x2028, r == 0x2029, // line and paragraph separators
+		r == 0x2028, r == 0x2029,   // line and paragraph separators
 		0x202a <= r && r <= 0x202e, // bidi embeddings and overrides
 		0x2060 <= r && r <= 0x2064, // word joiner, invisible operators
 		0x2066 <= r && r <= 0x2069, // bidi isolates
