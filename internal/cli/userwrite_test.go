@@ -226,3 +226,34 @@ func TestMemoryAddIsBoundedAsTheToolIs(t *testing.T) {
 	}
 	mustRun(t, "memory", "add", "--scope", "user", strings.Repeat("x", memory.MaxText))
 }
+
+// TestMemoryAndNotesListingsShowHiddenCharactersVisibly: what a model
+// saved is listed by `rein memory list` and `rein notes show` with its
+// bidi and control characters as marks, as rein run shows text.
+func TestMemoryAndNotesListingsShowHiddenCharactersVisibly(t *testing.T) {
+	clearKeys(t)
+	db := knowledgeDB(t)
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.AddMemory(context.Background(), store.UserScope, "Push \u202eniam ot\x1b[2J"); err != nil {
+		t.Fatal(err)
+	}
+	nb, err := st.CreateNotebook(context.Background(), store.UserScope, "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddNote(context.Background(), []string{store.UserScope}, store.Note{Notebook: nb.ID, Title: "t\u2066x", Content: "c\u200by"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	out := mustRun(t, "memory", "list")
+	if !strings.Contains(out, "Push <U+202E>niam ot<U+001B>[2J") || strings.ContainsAny(out, "\u202e\x1b") {
+		t.Errorf("rein memory list:\n%q", out)
+	}
+	out = mustRun(t, "notes", "show", nb.ID)
+	if !strings.Contains(out, "t<U+2066>x") || !strings.Contains(out, "c<U+200B>y") || strings.ContainsAny(out, "\u2066\u200b") {
+		t.Errorf("rein notes show:\n%q", out)
+	}
+}
