@@ -85,6 +85,10 @@ type Model struct {
 	sub    Subscription
 	// reading is the subscription a read is in flight for.
 	reading Subscription
+	// streamAt is when the last events that streamed text or output
+	// were handed to Update (the wall clock, not Options.Now): the next
+	// read waits until a frame after it (waitEvents).
+	streamAt time.Time
 	input   textarea.Model
 	// recall walks the input history with Up and Down.
 	recall recall
@@ -256,16 +260,46 @@ func (m *Model) Init() tea.Cmd {
 
 // waitEvents reads the next events of the current subscription. The
 // command's goroutine ends when events arrive or the subscription closes.
+//
+// Events are read at most once a frame: a read within a frame of the last
+// one waits for the frame to pass, while what streams in meanwhile queues
+// in the subscription and arrives as one batch. So however fast chunks
+// come, the event loop handles (and draws) at most one batch a frame, and
+// a key pressed while an answer streams waits behind at most one batch,
+// never a queue of chunk updates; a busy machine slows the batches, not
+// the keys. Only reads after streamed chunks wait: the first chunk of an
+// answer (after the turn's start) is read at once.
 func (m *Model) waitEvents() tea.Cmd {
 	sub, ctx := m.sub, m.ctx
 	if sub == nil || m.reading == sub {
 		return nil
 	}
 	m.reading = sub
+	wait := time.Until(m.streamAt.Add(time.Second / frameRate))
 	return func() tea.Msg {
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
 		evs, err := sub.Next(ctx)
 		return eventsMsg{sub: sub, events: evs, err: err}
 	}
+}
+
+// streams says events carry streamed chunks: text, reasoning, a
+// command's output or a call's arguments.
+func streams(evs []event.Event) bool {
+	for _, e := range evs {
+		switch e.Type {
+		case event.TextDelta, event.ThinkingDelta, event.ToolOutput, event.CallDelta:
+			return true
+		}
+	}
+	return false
 }
 
 // Update handles a message.
@@ -281,6 +315,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			break
 		}
 		m.reading = nil
+		if streams(msg.events) {
+			m.streamAt = time.Now()
+		}
 		if msg.err != nil {
 			if m.ctx.Err() == nil {
 				m.commit(m.styles().bad.Render("! events stopped: " + msg.err.Error()))
