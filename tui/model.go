@@ -89,7 +89,7 @@ type Model struct {
 	// were handed to Update (the wall clock, not Options.Now): the next
 	// read waits until a frame after it (waitEvents).
 	streamAt time.Time
-	input   textarea.Model
+	input    textarea.Model
 	// recall walks the input history with Up and Down.
 	recall recall
 	// menu is the completion menu open under the input line (slash
