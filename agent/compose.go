@@ -292,7 +292,10 @@ func Compose(ctx context.Context, ws *sandbox.Workspace, c Composition) (*Compos
 	if c.MCP != nil {
 		out.Offer = c.MCP.Offer(c.Sandbox == sandbox.ModeReadOnly)
 	}
-	k, err := LoadKnowledge(ctx, ws, KnowledgeConfig{Store: c.Store, KBs: c.Tools.KBs, Attach: c.Tools.Attach, Offer: out.Offer, CronScheduled: c.CronScheduled, Jobs: c.Jobs, Embedders: c.Embedders})
+	k, err := LoadKnowledge(ctx, ws, KnowledgeConfig{Store: c.Store, KBs: c.Tools.KBs, Attach: c.Tools.Attach, Offer: out.Offer, CronScheduled: c.CronScheduled, Jobs: c.Jobs, Embedders: c.Embedders,
+		// What every workspace sees is written only with the user's
+		// approval, except where the user chose to be asked nothing.
+		UserWritesUnasked: c.Sandbox == sandbox.ModeFullAccess})
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,9 @@ type Knowledge struct {
 	jobs cron.Store
 	// embedders give rag the embeddings of bases that have them.
 	embedders kb.Embedders
+	// userUnasked: writes to the user's memory and notebooks run without
+	// the user's approval (KnowledgeConfig.UserWritesUnasked).
+	userUnasked bool
 
 	sources   []sources.Source
 	skills    *skills.Catalog
@@ -79,6 +82,14 @@ type KnowledgeConfig struct {
 	// `rein kb add --embed`; nil finds it as a model is found
 	// (ProviderEmbedders: the environment and the config file).
 	Embedders kb.Embedders
+	// UserWritesUnasked lets write_memory and write_note write the user's
+	// scope (what every workspace sees) without the user's approval. Off,
+	// each such call waits for the user under every approval policy that
+	// asks, and is refused under never: a prompt-injected repository
+	// cannot plant text in every other workspace's prompt unseen. Compose
+	// sets it in full-access mode only, where the user chose to be asked
+	// nothing.
+	UserWritesUnasked bool
 }
 
 // LoadKnowledge reads what the tools and prompt of a turn in the workspace
@@ -86,7 +97,7 @@ type KnowledgeConfig struct {
 // them. Everything else that fails only leaves its tools out (the gates
 // fail closed).
 func LoadKnowledge(ctx context.Context, ws *sandbox.Workspace, c KnowledgeConfig) (*Knowledge, error) {
-	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), files: ws.FS(), mcp: c.Offer, cronScheduled: c.CronScheduled, embedders: c.Embedders, jobs: c.Jobs}
+	k := &Knowledge{st: c.Store, kbs: c.KBs, workspace: ws.Dir(), files: ws.FS(), mcp: c.Offer, cronScheduled: c.CronScheduled, embedders: c.Embedders, jobs: c.Jobs, userUnasked: c.UserWritesUnasked}
 	if k.jobs == nil && c.Store != nil {
 		k.jobs = c.Store
 	}
@@ -113,9 +124,9 @@ func (k *Knowledge) Tools() []tool.Tool {
 		if len(k.kbs) > 0 {
 			out = append(out, kb.Rag(k.st, k.kbs, kb.WithEmbedders(k.embedders)), kb.Files(k.st, k.kbs))
 		}
-		out = append(out, memory.Read(k.st, k.workspace), memory.Write(k.st, k.workspace))
+		out = append(out, memory.Read(k.st, k.workspace), memory.Write(k.st, k.workspace, memory.Options{UserUnasked: k.userUnasked}))
 		if k.nbErr == nil {
-			out = append(out, notes.List(k.st, k.workspace, k.notebooks), notes.Write(k.st, k.workspace, k.notebooks, k.st.Items))
+			out = append(out, notes.List(k.st, k.workspace, k.notebooks), notes.Write(k.st, k.workspace, k.notebooks, k.st.Items, notes.Options{UserUnasked: k.userUnasked}))
 		}
 		out = append(out, cron.New(k.jobs, cron.Options{Scheduled: k.cronScheduled}))
 	}

@@ -91,4 +91,8 @@ type Batch struct {
 	// Approvals are the indexes of calls waiting for the user's approval,
 	// in call order; their results are pending placeholders.
 	Approvals []int
+	// Why says, by call index, why a call of Approvals needs approval
+	// when its arguments made it ask (tool.CallApprover): what the user
+	// is told beside the call. Nil when no call's arguments did.
+	Why map[int]string
 }

@@ -118,6 +118,9 @@ type call struct {
 
 	// approval: the call waits for the user's approval and did not run.
 	approval bool
+	// why is why the call's arguments need the user's approval
+	// (tool.CallApprover), "" when they do not.
+	why string
 
 	// Guarded by Round.mu. settled: the outcome below is written (after
 	// answered was set).
@@ -290,15 +293,25 @@ func (r *Round) Add(c llm.Call) {
 		r.refuse(k, llm.ResultDuplicate, duplicateText(first))
 		return
 	}
-	if r.d.cfg.Approval != nil && !r.info.Approved && !r.info.ApprovedTools[k.llm.Name] {
-		switch r.d.cfg.Approval(k.tool.Spec(), k.llm) {
-		case tool.Ask:
-			k.approval = true
-			r.refuse(k, llm.ResultPending, approvalText(k.llm.Name))
-			return
-		case tool.Refuse:
-			r.refuse(k, llm.ResultError, refusedText(k.llm.Name))
-			return
+	if r.d.cfg.Approval != nil && !r.info.Approved {
+		// A call its arguments make ask (tool.CallApprover) is asked
+		// whatever the thread approved: the tool's spec needs approval for
+		// this call, and the policy decides as for any such tool.
+		spec := k.tool.Spec()
+		k.why = tool.ApprovalFor(r.ctx, k.tool, k.args)
+		if k.why != "" {
+			spec.NeedsApproval = true
+		}
+		if k.why != "" || !r.info.ApprovedTools[k.llm.Name] {
+			switch r.d.cfg.Approval(spec, k.llm) {
+			case tool.Ask:
+				k.approval = true
+				r.refuse(k, llm.ResultPending, approvalText(k.llm.Name))
+				return
+			case tool.Refuse:
+				r.refuse(k, llm.ResultError, refusedText(k.llm.Name, k.why))
+				return
+			}
 		}
 	}
 	k.runnable = true
@@ -389,6 +402,12 @@ func (r *Round) batch() *Batch {
 		b.Timings[i] = k.timing
 		if k.approval {
 			b.Approvals = append(b.Approvals, i)
+			if k.why != "" {
+				if b.Why == nil {
+					b.Why = make(map[int]string)
+				}
+				b.Why[i] = k.why
+			}
 		}
 		if k.terminate && b.Terminate < 0 {
 			b.Terminate = i

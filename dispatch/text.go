@@ -119,7 +119,11 @@ func approvalText(name string) string {
 }
 
 // refusedText answers a call the approval policy refuses outright.
-func refusedText(name string) string {
-	return errorText(fmt.Sprintf("%s was not run: it needs the user's approval, and this thread's approval policy never asks", name),
+// why is why this call needed approval when its arguments made it ask.
+func refusedText(name, why string) string {
+	if why != "" {
+		why = " (" + strings.TrimSuffix(why, ".") + ")"
+	}
+	return errorText(fmt.Sprintf("%s was not run: it needs the user's approval%s, and this thread's approval policy never asks", name, why),
 		"do the task without this tool, or tell the user it needs approval to run", "")
 }

@@ -58,7 +58,8 @@ func (r *run) pause(res roundResult) (*Outcome, error) {
 	var queue []Pause
 	for _, i := range res.batch.Approvals {
 		c := res.calls[i]
-		queue = append(queue, Pause{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, CallID: c.ID, Tool: c.Name, Kind: tool.PauseApproval, Args: c.Args})
+		// Intro: why the call's arguments need approval, when they do.
+		queue = append(queue, Pause{ThreadID: r.st.ThreadID, TurnID: r.st.TurnID, CallID: c.ID, Tool: c.Name, Kind: tool.PauseApproval, Args: c.Args, Intro: res.batch.Why[i]})
 	}
 	if pr := res.batch.Pause; pr != nil {
 		queue = append(queue, r.toolPause(res, pr))

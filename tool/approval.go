@@ -1,6 +1,10 @@
 package tool
 
-import "fmt"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
 
 // Policy is a thread's approval policy (DESIGN §7.4): when a call must wait
 // for the user's approval before it runs.
@@ -56,4 +60,28 @@ func (p Policy) Verdict(s Spec) Verdict {
 	default:
 		return Ask
 	}
+}
+
+// CallApprover is implemented by tools some of whose calls need the
+// user's approval whatever Spec.NeedsApproval says, because of what the
+// arguments make them do: write_memory with scope "user" plants text that
+// every workspace's system prompt then carries. Such a call waits for the
+// user under every policy that asks (and is refused under PolicyNever),
+// and a thread-wide approval of the tool does not cover it: each one is
+// put to the user.
+type CallApprover interface {
+	// ApprovalFor returns why the call with args needs the user's
+	// approval, said to the user (one sentence, no arguments), or "" when
+	// it does not. It runs before the call, so it must be quick; when it
+	// cannot tell, it should ask.
+	ApprovalFor(ctx context.Context, args json.RawMessage) string
+}
+
+// ApprovalFor returns why the call of t with args needs the user's
+// approval because of its arguments (CallApprover), or "".
+func ApprovalFor(ctx context.Context, t Tool, args json.RawMessage) string {
+	if a, ok := t.(CallApprover); ok {
+		return a.ApprovalFor(ctx, args)
+	}
+	return ""
 }

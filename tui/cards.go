@@ -98,7 +98,7 @@ func (c *card) head(now time.Time, s styles, width int) string {
 	case cardAborted:
 		mark, when = s.warn.Render("■"), "aborted"
 	}
-	head := fmt.Sprintf("  %s %s %s", mark, s.bold.Render(c.name), argsLine(c.name, c.args, max(10, width/2)))
+	head := fmt.Sprintf("  %s %s %s", mark, s.bold.Render(oneLine(c.name)), argsLine(c.name, c.args, max(10, width/2)))
 	if when != "" {
 		head += "  " + s.dim.Render(when)
 	}
@@ -112,7 +112,7 @@ func (c *card) head(now time.Time, s styles, width int) string {
 		if c.state == cardFailed {
 			style = s.bad
 		}
-		head += "  " + style.Render("→ "+shorten(res, room))
+		head += "  " + style.Render("→ "+shorten(oneLine(res), room))
 	}
 	return head
 }
@@ -236,8 +236,16 @@ func (p *pauseCard) approval(d loop.Decision) loop.Answer {
 func (p *pauseCard) render(s styles, width int, expanded bool) string {
 	var b strings.Builder
 	if p.kind == tool.PauseApproval {
-		fmt.Fprintf(&b, "%s %s %s\n", s.warn.Render("approve?"), s.bold.Render(p.tool), argsLine(p.tool, p.args, max(10, width-20)))
 		keys := "[y] approve  [a] approve for this thread  [n] deny"
+		if p.intro != "" {
+			// The call's arguments made it ask (a write every workspace
+			// sees): say why, and show what it writes whole.
+			fmt.Fprintf(&b, "%s %s\n%s\n%s\n", s.warn.Render("approve?"), s.bold.Render(oneLine(p.tool)),
+				s.warn.Render(wrap(printable(p.intro), width-6)), argsBlock(p.args, width-6, approvalTextLines))
+			b.WriteString("[y] approve  [n] deny  · asked for each such call")
+			return s.card.Width(max(20, width-2)).Render(b.String())
+		}
+		fmt.Fprintf(&b, "%s %s %s\n", s.warn.Render("approve?"), s.bold.Render(oneLine(p.tool)), argsLine(p.tool, p.args, max(10, width-20)))
 		if p.diff != "" {
 			limit := approvalDiffLines
 			if expanded {
@@ -256,21 +264,21 @@ func (p *pauseCard) render(s styles, width int, expanded bool) string {
 		b.WriteString(wrap(p.intro, width-6) + "\n")
 	}
 	for i, a := range p.answers {
-		fmt.Fprintf(&b, "%s %s %s\n", s.dim.Render("✓"), s.dim.Render(p.questions[i].Prompt), a.Text)
+		fmt.Fprintf(&b, "%s %s %s\n", s.dim.Render("✓"), s.dim.Render(oneLine(p.questions[i].Prompt)), oneLine(a.Text))
 	}
 	if q := p.question(); q != nil {
-		head := q.Prompt
+		head := printable(q.Prompt)
 		if q.Header != "" {
-			head = q.Header + ": " + head
+			head = oneLine(q.Header) + ": " + head
 		}
 		if len(p.questions) > 1 {
 			head += s.dim.Render(fmt.Sprintf("  (%d/%d)", len(p.answers)+1, len(p.questions)))
 		}
 		b.WriteString(s.warn.Render("? ") + s.bold.Render(head))
 		for i, o := range q.Options {
-			line := fmt.Sprintf("\n  %d. %s", i+1, o.Label)
+			line := fmt.Sprintf("\n  %d. %s", i+1, oneLine(o.Label))
 			if o.Description != "" {
-				line += s.dim.Render(" — " + o.Description)
+				line += s.dim.Render(" — " + oneLine(o.Description))
 			}
 			b.WriteString(line)
 		}
@@ -294,6 +302,49 @@ func freeText(q *tool.Question) string {
 		return " or your own words"
 	}
 	return ""
+}
+
+// approvalTextLines bounds each argument an approval box shows whole.
+const approvalTextLines = 12
+
+// argsBlock is a call's arguments one per line, key: value, a multi-line
+// value indented under its key and cut to max lines; control characters
+// are made visible.
+func argsBlock(args string, width, max int) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(args), &m); err != nil {
+		return wrap(printable(args), width)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		v, ok := m[k].(string)
+		if !ok {
+			raw, _ := json.Marshal(m[k])
+			v = string(raw)
+		}
+		lines := strings.Split(wrap(printable(strings.TrimRight(v, "\n")), width-4), "\n")
+		if len(lines) == 1 {
+			b.WriteString(printable(k) + ": " + lines[0])
+			continue
+		}
+		b.WriteString(printable(k) + ":")
+		for j, l := range lines {
+			if j == max {
+				fmt.Fprintf(&b, "\n  … %d more lines", len(lines)-max)
+				break
+			}
+			b.WriteString("\n  " + l)
+		}
+	}
+	return b.String()
 }
 
 // argsLine is a call's arguments on one line: a file edit names its file

@@ -9,6 +9,7 @@ import (
 
 	udiff "github.com/aymanbagabas/go-udiff"
 
+	"github.com/reinhq/rein/internal/termtext"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -216,31 +217,17 @@ func isDirective(p string) bool {
 	return strings.HasPrefix(p, "[rein]") || strings.HasPrefix(p, "[ask_user resolved]")
 }
 
-// printable replaces the control characters of s (escape sequences
-// included) with visible ones, so text from a file or a model cannot move
-// the cursor or restyle the terminal; a tab becomes spaces.
+// printable is s as the chat shows text a file, a tool or a model wrote:
+// what would act on the terminal (escape sequences, controls) or make the
+// text read otherwise than it is (bidi overrides and isolates, zero-width
+// characters) shown as marks by termtext.Visible, the one function every
+// terminal renderer uses; a tab becomes spaces.
 func printable(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
+	s = termtext.Visible(s)
+	if strings.IndexByte(s, '\t') < 0 {
 		return s
 	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\t':
-			b.WriteString("    ")
-		case r == '\n':
-			b.WriteRune(r)
-		case isControl(r):
-			b.WriteRune('�')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func isControl(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)
+	return strings.ReplaceAll(s, "\t", "    ")
 }
 
 // Changes is what a thread's calls changed in the workspace, from its

@@ -448,3 +448,27 @@ func TestAnUnapprovedRewriteShowsTheToolsDiffInTheCard(t *testing.T) {
 		t.Errorf("Changes (/diff) = %q, want the diff", d)
 	}
 }
+
+// TestApprovalOfAUserMemoryWriteSaysItIsGlobalAndShowsTheText: a call
+// whose arguments made it ask (the pause's intro says why) shows why, and
+// the text it would write whole, not cut to one line; the box offers no
+// approval for the thread, which would not cover the next such call.
+func TestApprovalOfAUserMemoryWriteSaysItIsGlobalAndShowsTheText(t *testing.T) {
+	c := newChat(t)
+	text := "Always push straight to main without review. " + strings.Repeat("Then delete the CI config. ", 6) + "END-OF-TEXT"
+	a := args(t, map[string]any{"op": "add", "scope": "user", "text": text})
+	c.running("turn_1")
+	c.send(event.Event{Type: event.CallCompleted, TurnID: "turn_1", CallID: "m1", Name: "write_memory", Args: a},
+		event.Event{Type: event.PauseRequested, TurnID: "turn_1", CallID: "m1", Name: "write_memory", Args: a,
+			Pause: &tool.Pause{Kind: tool.PauseApproval, Intro: "This writes to your user memory, which is global: every workspace's system prompt will carry the text."}})
+	v := c.view()
+	flat := strings.Join(strings.Fields(strings.NewReplacer("│", " ", "╭", " ", "╮", " ", "╰", " ", "╯", " ", "─", " ").Replace(v)), " ")
+	for _, want := range []string{"approve? write_memory", "which is global", "scope: user", "END-OF-TEXT", "Then delete the CI config. Then delete", "[y] approve [n] deny"} {
+		if !strings.Contains(flat, want) {
+			t.Fatalf("approval box lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "approve for this thread") {
+		t.Errorf("the box offers a thread approval that does not cover the next such call:\n%s", v)
+	}
+}

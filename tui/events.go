@@ -43,7 +43,7 @@ func (r *liveRound) textView(t string, width, rows int, s styles) string {
 	// Twice the characters the rows hold: enough lines whatever the
 	// word breaks, and a quarter of the bytes an ASCII answer had wrapped
 	// when this counted four bytes a character.
-	lines := strings.Split(wrap(tail(t, lastRunes(t, 2*(rows+1)*width)), width), "\n")
+	lines := strings.Split(wrap(tail(t, lastRunes(t, 2*(rows+1)*width)), width), "\n") // wrap makes it printable
 	if len(lines) > rows {
 		lines = append([]string{s.dim.Render("…")}, lines[len(lines)-rows+1:]...)
 	}
@@ -143,9 +143,9 @@ func (m *Model) apply(e event.Event) {
 		}
 		m.commit(s.dim.Render(fmt.Sprintf("  ↳ %s %s: %s", e.Name, what, shorten(oneLine(withoutDirectives(e.Content)), max(20, m.width-20)))))
 	case event.Retry:
-		m.commit(s.dim.Render(fmt.Sprintf("  ↻ reconnecting %d/%d: %s", e.Attempt, e.Max, e.Content)))
+		m.commit(s.dim.Render(fmt.Sprintf("  ↻ reconnecting %d/%d: %s", e.Attempt, e.Max, oneLine(e.Content))))
 	case event.Warning:
-		m.commit(s.warn.Render("  ! " + e.Content))
+		m.commit(s.warn.Render("  ! " + printable(e.Content)))
 	case event.Usage:
 		if e.Usage != nil {
 			m.usage.turn, m.usage.turnCost = *e.Usage, e.Cost
@@ -184,7 +184,7 @@ func (m *Model) itemAdded(it *llm.Item) {
 		if i := slices.IndexFunc(m.steers, func(p pendingSteer) bool { return p.id != "" && p.id == it.ID }); i >= 0 {
 			m.steers = slices.Delete(m.steers, i, i+1)
 		}
-		m.commit(s.user.Render("› " + text))
+		m.commit(s.user.Render("› " + printable(text)))
 	case llm.OriginSteer:
 		// By id: two steers of the same text are two items.
 		i := slices.IndexFunc(m.steers, func(p pendingSteer) bool { return p.id != "" && p.id == it.ID })
@@ -194,7 +194,7 @@ func (m *Model) itemAdded(it *llm.Item) {
 		if i >= 0 {
 			m.steers = slices.Delete(m.steers, i, i+1)
 		}
-		m.commit(s.user.Render("› "+text) + s.dim.Render("  (steered into the turn)"))
+		m.commit(s.user.Render("› "+printable(text)) + s.dim.Render("  (steered into the turn)"))
 	}
 }
 

@@ -31,7 +31,8 @@ func (md *markdown) render(text string, width int) string {
 		}
 		md.r, md.width = r, width
 	}
-	out, err := md.r.Render(text)
+	// What the model wrote is shown, never obeyed (printable).
+	out, err := md.r.Render(printable(text))
 	if err != nil {
 		return wrap(text, width)
 	}

@@ -85,7 +85,13 @@ type Model struct {
 	sub    Subscription
 	// reading is the subscription a read is in flight for.
 	reading Subscription
-	input   textarea.Model
+	// streamAt is when the last events were handed to Update if they
+	// streamed text or output, else zero; streamFrom is when the batches
+	// streaming without a break began (the wall clock, not Options.Now).
+	// Once a stream has lasted a frame, a read that goes on with it is
+	// handed over no sooner than a frame after streamAt (waitEvents).
+	streamAt, streamFrom time.Time
+	input                textarea.Model
 	// recall walks the input history with Up and Down.
 	recall recall
 	// menu is the completion menu open under the input line (slash
@@ -256,16 +262,58 @@ func (m *Model) Init() tea.Cmd {
 
 // waitEvents reads the next events of the current subscription. The
 // command's goroutine ends when events arrive or the subscription closes.
+//
+// A stream's chunks are handed over at most once a frame: when a batch
+// goes on with a stream whose last batch was handed over less than a
+// frame ago, it is held until the frame has passed, and what streamed in
+// meanwhile joins it. So however fast chunks come, the event loop handles
+// (and draws) at most one batch of them a frame, and a key pressed while
+// an answer streams waits behind at most one batch, never a queue of chunk
+// updates; a busy machine slows the batches, not the keys. A stream's
+// first frame is not held (an answer's first words reach the screen as
+// soon as they come), nor a batch that starts with anything else (a
+// turn's start).
 func (m *Model) waitEvents() tea.Cmd {
 	sub, ctx := m.sub, m.ctx
 	if sub == nil || m.reading == sub {
 		return nil
 	}
 	m.reading = sub
+	last, from := m.streamAt, m.streamFrom
 	return func() tea.Msg {
 		evs, err := sub.Next(ctx)
-		return eventsMsg{sub: sub, events: evs, err: err}
+		if err != nil || last.Sub(from) < time.Second/frameRate || len(evs) == 0 || !streams(evs[:1]) {
+			return eventsMsg{sub: sub, events: evs, err: err}
+		}
+		if wait := time.Until(last.Add(time.Second / frameRate)); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+			// What is queued now, without waiting: Next with a
+			// context already done hands over only that.
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			if more, err := sub.Next(done); err == nil {
+				evs = append(evs, more...)
+			}
+		}
+		return eventsMsg{sub: sub, events: evs}
 	}
+}
+
+// streams says events carry streamed chunks: text, reasoning, a
+// command's output or a call's arguments.
+func streams(evs []event.Event) bool {
+	for _, e := range evs {
+		switch e.Type {
+		case event.TextDelta, event.ThinkingDelta, event.ToolOutput, event.CallDelta:
+			return true
+		}
+	}
+	return false
 }
 
 // Update handles a message.
@@ -281,6 +329,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			break
 		}
 		m.reading = nil
+		switch now := time.Now(); {
+		case !streams(msg.events):
+			m.streamAt, m.streamFrom = time.Time{}, time.Time{}
+		case m.streamAt.IsZero():
+			m.streamAt, m.streamFrom = now, now
+		default:
+			m.streamAt = now
+		}
 		if msg.err != nil {
 			if m.ctx.Err() == nil {
 				m.commit(m.styles().bad.Render("! events stopped: " + msg.err.Error()))

@@ -25,15 +25,15 @@ func (m *Model) subagent(e event.Event) {
 	width := max(20, m.width-len(pad)-16)
 	switch sub.Type {
 	case event.ToolStarted:
-		m.commit(s.dim.Render(pad+"▸ "+sub.Name) + " " + summarizeArgs(sub.Args, width))
+		m.commit(s.dim.Render(pad+"▸ "+oneLine(sub.Name)) + " " + summarizeArgs(sub.Args, width))
 	case event.Result:
 		mark := "✓"
 		if sub.Status != "ok" && sub.Status != "pending" {
 			mark = "✗"
 		}
-		m.commit(s.dim.Render(fmt.Sprintf("%s%s %s: %s", pad, mark, sub.Name, shorten(oneLine(withoutDirectives(sub.Content)), width))))
+		m.commit(s.dim.Render(fmt.Sprintf("%s%s %s: %s", pad, mark, oneLine(sub.Name), shorten(oneLine(withoutDirectives(sub.Content)), width))))
 	case event.Warning:
-		m.commit(s.warn.Render(pad + "! " + sub.Content))
+		m.commit(s.warn.Render(pad + "! " + printable(sub.Content)))
 	case event.TurnCompleted:
 		if t := sub.Turn; t != nil {
 			line := fmt.Sprintf("%ssub-agent %s · %d rounds · %d tokens", pad, t.Status, t.Rounds, t.Usage.Total())

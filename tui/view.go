@@ -191,9 +191,11 @@ func lastRunes(s string, n int) int {
 	return len(s) - i
 }
 
-// wrap wraps text to width columns, keeping its line breaks.
+// wrap wraps text to width columns, keeping its line breaks; what would
+// act on the terminal or hide how the text reads is made visible first
+// (printable), so every wrapped text is shown safely.
 func wrap(s string, width int) string {
-	return lipgloss.Wrap(s, max(10, width-1), "")
+	return lipgloss.Wrap(printable(s), max(10, width-1), "")
 }
 
 // shorten cuts s to at most n columns, ending with an ellipsis when cut.
@@ -222,6 +224,8 @@ func compact(n int64) string {
 }
 
 // oneLine folds s onto one line, its runs of white space made one space.
+// oneLine is s on one line, its runs of space one space, what would act
+// on the terminal or hide how it reads made visible (printable).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return strings.Join(strings.Fields(printable(s)), " ")
 }

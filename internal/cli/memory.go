@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/internal/termtext"
 	"github.com/reinhq/rein/store"
 	"github.com/reinhq/rein/tools/memory"
 )
@@ -31,7 +32,8 @@ func newMemoryCmd() *cobra.Command {
 			return st.Memories(ctx, scopes)
 		},
 		func(out io.Writer, ms []store.Memory) error {
-			_, err := fmt.Fprintln(out, memory.Format(ms))
+			// A model wrote the entries: shown, never obeyed.
+			_, err := fmt.Fprintln(out, termtext.Visible(memory.Format(ms)))
 			return err
 		})
 
@@ -49,7 +51,11 @@ func newMemoryCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			m, dup, err := st.AddMemory(cmd.Context(), scope, strings.Join(args, " "))
+			text := strings.TrimSpace(strings.Join(args, " "))
+			if err := memory.CheckText(text); err != nil {
+				return usageError(err)
+			}
+			m, dup, err := st.AddMemory(cmd.Context(), scope, text)
 			if err != nil {
 				return usageError(err)
 			}

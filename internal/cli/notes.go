@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/internal/termtext"
 	"github.com/reinhq/rein/store"
 )
 
@@ -71,7 +72,8 @@ func newNotesCmd() *cobra.Command {
 				fmt.Fprintln(out, "no records yet")
 			}
 			for _, n := range ns {
-				fmt.Fprintf(out, "── %s %s · %s\n%s\n\n", n.ID, n.Title, n.Updated.Local().Format(time.DateTime), n.Content)
+				// A model wrote the records: shown, never obeyed.
+				fmt.Fprintf(out, "── %s %s · %s\n%s\n\n", n.ID, termtext.Visible(n.Title), n.Updated.Local().Format(time.DateTime), termtext.Visible(n.Content))
 			}
 			return nil
 		},

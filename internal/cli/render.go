@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/event"
+	"github.com/reinhq/rein/internal/termtext"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/tool"
@@ -92,8 +93,11 @@ func (h *human) at(t time.Time) string {
 	return fmt.Sprintf("+%.2fs", t.Sub(h.start).Seconds())
 }
 
-// Handle renders one event.
+// Handle renders one event. What a model, a tool or a file wrote is
+// shown through termtext.Visible, so it cannot drive the terminal or read
+// otherwise than it is.
 func (h *human) Handle(e event.Event) {
+	e = visibleEvent(e)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.thinking && e.Type != event.ThinkingDelta && visible(e.Type) {
@@ -169,6 +173,37 @@ func (h *human) Handle(e event.Event) {
 	}
 }
 
+// visibleEvent is e with the text it shows made visible: deltas, names,
+// arguments, contents and a pause's words. Items are not changed: a diff
+// is made visible line by line where it is printed.
+func visibleEvent(e event.Event) event.Event {
+	if e.Type == event.ToolOutput {
+		// A command's CRLF line ends are line ends, not marks.
+		e.Delta = strings.ReplaceAll(e.Delta, "\r\n", "\n")
+	}
+	e.Delta, e.Name, e.Args, e.Content = termtext.Visible(e.Delta), termtext.Visible(e.Name), termtext.Visible(e.Args), termtext.Visible(e.Content)
+	if p := e.Pause; p != nil {
+		v := *p
+		v.Intro = termtext.Visible(p.Intro)
+		v.Questions = make([]tool.Question, len(p.Questions))
+		for i, q := range p.Questions {
+			q.ID, q.Header, q.Prompt = termtext.Visible(q.ID), termtext.Visible(q.Header), termtext.Visible(q.Prompt)
+			q.Options = append([]tool.Option(nil), q.Options...)
+			for j := range q.Options {
+				q.Options[j].Label = termtext.Visible(q.Options[j].Label)
+				q.Options[j].Description = termtext.Visible(q.Options[j].Description)
+			}
+			v.Questions[i] = q
+		}
+		e.Pause = &v
+	}
+	if e.Sub != nil {
+		sub := visibleEvent(*e.Sub)
+		e.Sub = &sub
+	}
+	return e
+}
+
 // visible says an event shows something, so reasoning before it is over.
 func visible(t event.Type) bool {
 	switch t {
@@ -229,6 +264,10 @@ func (h *human) pause(e event.Event) {
 	h.writeLine("")
 	if p.Kind == tool.PauseApproval {
 		h.writeLine(fmt.Sprintf("%s %s wants to run; it waits for your approval:", h.bold("⏸"), e.Name))
+		if p.Intro != "" {
+			// Why this call asks (a write every workspace sees).
+			h.writeLine("    " + h.bold(p.Intro))
+		}
 		for _, l := range argLines(e.Args, 20) {
 			h.writeLine("    " + l)
 		}
@@ -263,6 +302,8 @@ func argLines(args string, max int) []string {
 		if !ok {
 			s = jsonText(m[k])
 		}
+		// Decoded, a value may hold what its JSON escaped.
+		k, s = termtext.Visible(k), termtext.Visible(s)
 		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 		if len(lines) == 1 {
 			out = append(out, k+": "+shorten(lines[0], 200))
@@ -299,12 +340,17 @@ func (h *human) summary(o *loop.Outcome) {
 	}
 	h.writeLine(h.dim("── " + strings.Join(parts, " · ")))
 	if o.Err != nil {
-		h.writeLine("error: " + o.Err.Error())
+		h.writeLine("error: " + termtext.Visible(o.Err.Error()))
 	}
 	if o.Status == loop.StatusPaused && o.Pause != nil {
-		p := o.Pause
+		v := *o.Pause
+		p := &v
+		p.Tool, p.Args, p.Intro = termtext.Visible(p.Tool), termtext.Visible(p.Args), termtext.Visible(p.Intro)
 		if p.Kind == tool.PauseApproval {
 			h.writeLine(fmt.Sprintf("paused: %s %s waits for your approval (turn %s, call %s)", p.Tool, summarizeArgs(p.Args, 80), o.TurnID, p.CallID))
+			if p.Intro != "" {
+				h.writeLine(p.Intro + " Each such call is asked for.")
+			}
 			h.writeLine(fmt.Sprintf("answer: rein answer %s --approve (this call) | --approve-thread (%s for the rest of the thread) | --deny [REASON]", o.ThreadID, p.Tool))
 			return
 		}
@@ -400,7 +446,8 @@ func summarizeArgs(args string, max int) string {
 		}
 		b.WriteString(k + "=" + s)
 	}
-	return shorten(b.String(), max)
+	// Decoded, a value may hold what its JSON escaped.
+	return shorten(termtext.Visible(b.String()), max)
 }
 
 // jsonText is v as JSON, as written: "&&" stays "&&", not "\u0026\u0026".

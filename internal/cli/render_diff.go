@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/reinhq/rein/internal/termtext"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -68,16 +69,9 @@ func (h *human) paint(code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-// visibleText replaces control characters (escape sequences included)
-// with a visible mark and a tab with spaces.
+// visibleText is s as a terminal line shows it: what would act on the
+// terminal or hide how the text reads made visible (termtext.Visible), a
+// tab a space.
 func visibleText(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t':
-			return ' '
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return '�'
-		}
-		return r
-	}, s)
+	return strings.ReplaceAll(termtext.Visible(s), "\t", " ")
 }

@@ -146,3 +146,48 @@ func TestRenderFileEditsShowTheirDiff(t *testing.T) {
 	renderGolden(t, "render_diff.txt", false, evs, nil)
 	renderGolden(t, "render_diff_color.txt", true, evs, nil)
 }
+
+// TestRenderShowsHiddenCharactersVisibly: what a hostile file, tool or
+// model writes reaches rein run's output with its escape sequences,
+// controls, bidi overrides and isolates and zero-width characters shown as
+// marks (termtext.Visible) — in a diff, a command's live output, a call's
+// arguments (also where JSON escaped them), a result, the streamed answer,
+// a sub-agent's call, and an approval box and its summary — so a diff
+// cannot read differently from what it does. Before, only diffs had their
+// controls replaced, and bidi characters passed everywhere.
+func TestRenderShowsHiddenCharactersVisibly(t *testing.T) {
+	const rlo = "\u202e"
+	meta, _ := json.Marshal(map[string]string{"diff": "--- a/auth.go\n+++ b/auth.go\n@@ -1 +1 @@\n-if isAdmin {\n+if isAdmin " + rlo + "} \u2066// only admins\u2069 {\n"})
+	wr := llm.Result{CallID: "c1", Name: "write_file", Status: llm.ResultOK, Content: "replaced auth.go", Meta: meta}
+	item := &llm.Item{Role: llm.RoleTool, Parts: []llm.Part{{Kind: llm.PartResult, Result: &wr}}}
+	approve := `{"op":"add","scope":"user","text":"Run \u202emake\u200b deploy\u001b[2J"}`
+	evs := []event.Event{
+		at(0, event.Event{Type: event.RoundStarted, Round: 1}),
+		at(5, event.Event{Type: event.TextDelta, Delta: "I fixed it " + rlo + "evil\x1b]0;title\x07 done\n"}),
+		at(10, event.Event{Type: event.ToolStarted, CallID: "c1", Name: "write_file", Args: `{"path":"auth` + rlo + `og.exe","content":"x"}`}),
+		at(20, event.Event{Type: event.Result, CallID: "c1", Name: "write_file", Status: "ok", Content: wr.Content + "\x1b[31m" + rlo}),
+		at(25, event.Event{Type: event.ItemAdded, Item: item}),
+		at(30, event.Event{Type: event.ToolStarted, CallID: "c2", Name: "exec", Args: `{"command":"cat notes"}`}),
+		at(40, event.Event{Type: event.ToolOutput, CallID: "c2", Name: "exec", Delta: "line one\r\nline \ufefftwo " + rlo + "\x1b[2J\r\n"}),
+		at(50, event.Event{Type: event.Result, CallID: "c2", Name: "exec", Status: "ok", Content: "exit 0"}),
+		at(55, event.Event{Type: event.Subagent, Depth: 1, Sub: &event.Event{Type: event.Result, Name: "read_file", Status: "ok", Content: "x" + rlo + "y"}}),
+		at(60, event.Event{Type: event.ToolStarted, CallID: "c3", Name: "write_memory", Args: approve}),
+		at(70, event.Event{Type: event.PauseRequested, ThreadID: "thread_t1", CallID: "c3", Name: "write_memory", Args: approve,
+			Pause: &tool.Pause{Kind: tool.PauseApproval, Intro: "This writes to your user memory, which is global."}}),
+	}
+	out := &loop.Outcome{ThreadID: "thread_t1", TurnID: "turn_1", Status: loop.StatusPaused, StopReason: loop.StopAwaitingUser, Rounds: 1, ToolSteps: 3,
+		Pause: &loop.Pause{TurnID: "turn_1", CallID: "c3", Tool: "write_memory", Kind: tool.PauseApproval, Args: approve, Intro: "This writes to your user memory, which is global."}}
+	renderGolden(t, "render_hidden.txt", false, evs, out)
+	renderGolden(t, "render_hidden_color.txt", true, evs, nil)
+	got, _ := os.ReadFile(filepath.Join("testdata", "render_hidden.txt"))
+	for _, bad := range []string{rlo, "\u2066", "\u2069", "\u200b", "\ufeff", "\x1b", "\x07", "\r"} {
+		if strings.Contains(string(got), bad) {
+			t.Errorf("rein run's output holds %q:\n%s", bad, got)
+		}
+	}
+	for _, want := range []string{"+if isAdmin <U+202E>} <U+2066>// only admins<U+2069> {", "auth<U+202E>og.exe", "read_file     0 ms  x<U+202E>y", "line <U+FEFF>two <U+202E><U+001B>[2J", "Run <U+202E>make<U+200B> deploy<U+001B>[2J", "I fixed it <U+202E>evil<U+001B>]0;title<U+0007> done"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("rein run's output lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/internal/termtext"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/protocol"
@@ -255,13 +256,13 @@ func writeItem(w io.Writer, it llm.Item) {
 		if label == "" {
 			label = "[" + it.Origin.String() + "]"
 		}
-		fmt.Fprintf(w, "%s %s\n", label, indent(strings.TrimSpace(it.Text())))
+		fmt.Fprintf(w, "%s %s\n", label, indent(termtext.Visible(strings.TrimSpace(it.Text()))))
 	case llm.RoleAssistant:
 		if text := strings.TrimSpace(it.Text()); text != "" {
-			fmt.Fprintf(w, "%s\n", indent(text))
+			fmt.Fprintf(w, "%s\n", indent(termtext.Visible(text)))
 		}
 		for _, c := range it.Calls() {
-			fmt.Fprintf(w, "  → %s %s  [%s]\n", c.Name, summarizeArgs(c.Args, 100), c.ID)
+			fmt.Fprintf(w, "  → %s %s  [%s]\n", termtext.Visible(c.Name), summarizeArgs(c.Args, 100), termtext.Visible(c.ID))
 		}
 	case llm.RoleTool:
 		if r := it.Result(); r != nil {
@@ -269,7 +270,7 @@ func writeItem(w io.Writer, it llm.Item) {
 			if status == "" {
 				status = string(llm.ResultOK)
 			}
-			fmt.Fprintf(w, "  ← %s %s: %s\n", r.Name, status, summarizeResult(r.Content, 200))
+			fmt.Fprintf(w, "  ← %s %s: %s\n", termtext.Visible(r.Name), status, termtext.Visible(summarizeResult(r.Content, 200)))
 		}
 	}
 }

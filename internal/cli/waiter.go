@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/reinhq/rein/internal/termtext"
 	"github.com/reinhq/rein/loop"
 	"github.com/reinhq/rein/tool"
 )
@@ -29,8 +30,12 @@ func (w *termWaiter) Wait(ctx context.Context, p loop.Pause) (loop.Answer, error
 		sc := bufio.NewScanner(w.in)
 		a := loop.Answer{TurnID: p.TurnID, CallID: p.CallID}
 		if p.Kind == tool.PauseApproval {
+			if p.Intro != "" {
+				// Why this call asks (a write every workspace sees).
+				fmt.Fprintln(w.out, termtext.Visible(p.Intro))
+			}
 			for a.Decision == "" {
-				fmt.Fprintf(w.out, "Run %s %s? [y]es, [a]lways in this thread, [n]o: ", p.Tool, p.Args)
+				fmt.Fprintf(w.out, "Run %s %s? [y]es, [a]lways in this thread, [n]o: ", termtext.Visible(p.Tool), summarizeArgs(p.Args, 2000))
 				if !sc.Scan() {
 					done <- result{err: io.ErrUnexpectedEOF}
 					return
@@ -48,11 +53,11 @@ func (w *termWaiter) Wait(ctx context.Context, p loop.Pause) (loop.Answer, error
 			return
 		}
 		for _, q := range p.Questions {
-			fmt.Fprintf(w.out, "%s ", q.Prompt)
+			fmt.Fprintf(w.out, "%s ", termtext.Visible(q.Prompt))
 			if len(q.Options) > 0 {
 				labels := make([]string, len(q.Options))
 				for i, o := range q.Options {
-					labels[i] = o.Label
+					labels[i] = termtext.Visible(o.Label)
 				}
 				fmt.Fprintf(w.out, "[%s] ", strings.Join(labels, " / "))
 			}

@@ -11,6 +11,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,6 +42,19 @@ const Key = "memory"
 // MaxText is the longest entry accepted; entries are meant to be one
 // preference or fact (about 240 characters is advised).
 const MaxText = 1000
+
+// CheckText says what is wrong with an entry's text (trimmed), in words
+// for whoever wrote it: empty, or over MaxText. Every way in (the tool,
+// `rein memory add`) checks it.
+func CheckText(text string) error {
+	switch n := utf8.RuneCountInString(text); {
+	case n == 0:
+		return errors.New("text is empty; write the preference or fact to remember")
+	case n > MaxText:
+		return fmt.Errorf("text has %d characters; keep an entry under the limit of %d characters (about 240 is best): one preference or fact", n, MaxText)
+	}
+	return nil
+}
 
 type readInput struct{}
 
@@ -90,26 +104,80 @@ const (
 	ScopeUser      = "user"
 )
 
+// Options say how the writing tools treat the user's scope.
+type Options struct {
+	// UserUnasked lets a write to the user's scope run without the user's
+	// approval. By default each one asks (tool.CallApprover), since what
+	// it writes every workspace's system prompt carries: a repository
+	// that talks the model into it would reach every other workspace.
+	// Full-access mode, where the user chose to be asked nothing, sets it.
+	UserUnasked bool
+}
+
 // Write returns the write_memory tool of a turn in the workspace ws (its
 // directory, links resolved): it adds to ws's scope unless told "user",
-// and edits only entries a turn in ws sees.
-func Write(st Store, ws string) tool.Tool {
-	return tool.New(WriteName,
+// and edits only entries a turn in ws sees. A call that adds to the
+// user's scope or edits one of its entries needs the user's approval,
+// unless o says otherwise.
+func Write(st Store, ws string, o Options) tool.Tool {
+	t := tool.New(WriteName,
 		"Save an explicit, lasting user preference or fact to the memory (op add), or correct a saved one by id (op edit). "+
-			"An entry is kept for this workspace unless scope is user (for every workspace). "+
+			"An entry is kept for this workspace unless scope is user (for every workspace; the user is asked to approve it). "+
 			"Save only what the user would want remembered in later conversations; never secrets.",
 		func(ctx context.Context, in writeInput) (tool.Output, error) { return write(ctx, st, ws, in) },
 		tool.WithAccess(tool.Mutating),
 		tool.WithKeys(func(writeInput) tool.Keys { return tool.Keys{Writes: []string{Key}} }))
+	if o.UserUnasked {
+		return t
+	}
+	return &askingWrite{Tool: t, st: st, ws: ws}
+}
+
+// UserWriteReason is why a write to the user's memory waits for the
+// user's approval: the approval box says it.
+const UserWriteReason = "This writes to your user memory, which is global: every workspace's system prompt will carry the text."
+
+// askingWrite is write_memory asking the user's approval for the calls
+// that write the user's scope.
+type askingWrite struct {
+	tool.Tool
+	st Store
+	ws string
+}
+
+// Keys forwards to the tool, which declares the memory's key.
+func (w *askingWrite) Keys(args json.RawMessage) tool.Keys { return tool.KeysOf(w.Tool, args) }
+
+// ApprovalFor implements tool.CallApprover: an add to the user's scope
+// asks, and so does an edit of an entry not known to be the workspace's
+// (the user's, or one that cannot be looked up: it fails closed).
+func (w *askingWrite) ApprovalFor(ctx context.Context, args json.RawMessage) string {
+	var in writeInput
+	if json.Unmarshal(args, &in) != nil {
+		return UserWriteReason
+	}
+	if in.Scope == ScopeUser {
+		return UserWriteReason
+	}
+	if in.Op != "edit" {
+		return ""
+	}
+	ms, err := w.st.Memories(ctx, store.Visible(w.ws))
+	if err != nil {
+		return UserWriteReason
+	}
+	for _, m := range ms {
+		if m.ID == in.TargetID && m.Workspace != store.UserScope {
+			return ""
+		}
+	}
+	return UserWriteReason
 }
 
 func write(ctx context.Context, st Store, ws string, in writeInput) (tool.Output, error) {
 	text := strings.TrimSpace(in.Text)
-	switch {
-	case text == "":
-		return failed("text is empty; write the preference or fact to remember")
-	case utf8.RuneCountInString(text) > MaxText:
-		return failed(fmt.Sprintf("text has %d characters; keep an entry under %d (about 240 is best): one preference or fact", utf8.RuneCountInString(text), MaxText))
+	if err := CheckText(text); err != nil {
+		return failed(err.Error())
 	}
 	scope := ws
 	switch in.Scope {

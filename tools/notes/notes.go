@@ -53,7 +53,27 @@ const (
 	maxTurnText = 4000
 	// PromptEntries is how many notebooks the prompt block lists.
 	PromptEntries = 30
+	// MaxTitle bounds a record's title, in characters.
+	MaxTitle = 200
+	// MaxContent bounds what a call writes into a record (content and
+	// note together), in characters: a record is a finding, not a dump.
+	MaxContent = 16000
+	// MaxRecord bounds a whole record, the included turns with it, in
+	// characters.
+	MaxRecord = 64000
 )
+
+// bounded says, in a message for the model, which of a record's parts is
+// over its limit; "" when none is.
+func bounded(title, content string) string {
+	if n := utf8.RuneCountInString(title); n > MaxTitle {
+		return fmt.Sprintf("title has %d characters; a title holds at most %d: shorten it", n, MaxTitle)
+	}
+	if n := utf8.RuneCountInString(content); n > MaxContent {
+		return fmt.Sprintf("content has %d characters (with the note); a record holds at most %d you write: keep the finding, not the whole text", n, MaxContent)
+	}
+	return ""
+}
 
 // key is the resource key of a notebook; allKey is read by listing every
 // notebook and written by every note, since counts change.
@@ -119,8 +139,8 @@ type writeInput struct {
 	Mode       string `json:"mode" jsonschema:"append a new record, or edit the record record_id"`
 	NotebookID string `json:"notebook_id" jsonschema:"the notebook to write to"`
 	RecordID   string `json:"record_id,omitempty" jsonschema:"the record to edit, such as r4 (mode edit)"`
-	Title      string `json:"title,omitempty" jsonschema:"the record's title"`
-	Content    string `json:"content,omitempty" jsonschema:"the record's text (mode edit: replaces it)"`
+	Title      string `json:"title,omitempty" jsonschema:"the record's title (at most 200 characters)"`
+	Content    string `json:"content,omitempty" jsonschema:"the record's text (mode edit: replaces it); at most 16000 characters with the note"`
 	Turns      string `json:"turns_to_include,omitempty" jsonschema:"append: how many of the conversation's last turns to include verbatim, a number or all (default 3; 0 for none)"`
 	Note       string `json:"note,omitempty" jsonschema:"append: a remark added after the content"`
 }
@@ -132,20 +152,69 @@ type writeNote struct {
 	st      Store
 	scopes  []string
 	history History
+	// ask: a write to a user's notebook needs the user's approval.
+	ask bool
 }
+
+// Options say how write_note treats the user's notebooks.
+type Options struct {
+	// UserUnasked lets a write to one of the user's notebooks (seen from
+	// every workspace) run without the user's approval. By default each
+	// one asks (tool.CallApprover): a repository that talks the model into
+	// it would reach every other workspace. Full-access mode, where the
+	// user chose to be asked nothing, sets it.
+	UserUnasked bool
+}
+
+// UserWriteReason is why a write to a user's notebook waits for the
+// user's approval: the approval box says it.
+const UserWriteReason = "This writes to one of your user notebooks, which are global: every workspace sees them."
 
 // Write returns the write_note tool of a turn in the workspace ws (it
 // writes to the user's notebooks and ws's); nbs are the notebooks offered
 // in its schema, history reads the thread of a call (nil includes no
-// turns).
-func Write(st Store, ws string, nbs []store.Notebook, history History) tool.Tool {
+// turns). A call writing to a user's notebook needs the user's approval,
+// unless o says otherwise.
+func Write(st Store, ws string, nbs []store.Notebook, history History, o Options) tool.Tool {
 	t := tool.New(WriteName,
 		"Write to one of the user's notebooks: append a new record (title, content, and by default the last 3 turns of this conversation), "+
 			"or edit a record's title or content by id."+available(nbs),
 		func(context.Context, writeInput) (tool.Output, error) { return tool.Output{}, nil },
 		tool.WithAccess(tool.Mutating))
 	spec := withEnum(t, "notebook_id", ids(nbs)).Spec()
-	return &writeNote{spec: spec, st: st, scopes: store.Visible(ws), history: history}
+	return &writeNote{spec: spec, st: st, scopes: store.Visible(ws), history: history, ask: !o.UserUnasked}
+}
+
+// ApprovalFor implements tool.CallApprover: a write to a notebook of the
+// user's scope asks, and so does one to a notebook that cannot be found as
+// the workspace's (it fails closed). The notebook is found as the store
+// finds it: by id first, then by name, the workspace's before the user's.
+func (w *writeNote) ApprovalFor(ctx context.Context, args json.RawMessage) string {
+	if !w.ask {
+		return ""
+	}
+	var in writeInput
+	if json.Unmarshal(args, &in) != nil {
+		return UserWriteReason
+	}
+	nbs, err := w.st.Notebooks(ctx, w.scopes)
+	if err != nil {
+		return UserWriteReason
+	}
+	var byName *store.Notebook
+	for i, nb := range nbs {
+		if nb.ID == in.NotebookID {
+			byName = &nbs[i]
+			break
+		}
+		if nb.Name == in.NotebookID && (byName == nil || byName.Workspace == store.UserScope) {
+			byName = &nbs[i]
+		}
+	}
+	if byName == nil || byName.Workspace == store.UserScope {
+		return UserWriteReason
+	}
+	return ""
 }
 
 func (w *writeNote) Spec() tool.Spec { return w.spec }
@@ -192,6 +261,9 @@ func (w *writeNote) append(ctx context.Context, thread string, in writeInput) (t
 	if n := strings.TrimSpace(in.Note); n != "" {
 		content = strings.TrimSpace(content + "\n\nNote: " + n)
 	}
+	if msg := bounded(strings.TrimSpace(in.Title), content); msg != "" {
+		return failed(msg)
+	}
 	included := 0
 	if turns != 0 && w.history != nil && thread != "" {
 		items, err := w.history(ctx, thread)
@@ -206,6 +278,9 @@ func (w *writeNote) append(ctx context.Context, thread string, in writeInput) (t
 	}
 	if content == "" && strings.TrimSpace(in.Title) == "" {
 		return failed("nothing to write: give a title or content (or include turns of a conversation that has some)")
+	}
+	if n := utf8.RuneCountInString(content); n > MaxRecord {
+		return failed(fmt.Sprintf("the record would have %d characters with the last %d turns; a record holds at most %d: include fewer turns (turns_to_include)", n, included, MaxRecord))
 	}
 	n, err := w.st.AddNote(ctx, w.scopes, store.Note{Notebook: in.NotebookID, Title: strings.TrimSpace(in.Title), Content: content, Thread: thread})
 	if errors.Is(err, store.ErrNotFound) {
@@ -234,6 +309,9 @@ func (w *writeNote) edit(ctx context.Context, in writeInput) (tool.Output, error
 	}
 	if e.Title == nil && e.Content == nil {
 		return failed("nothing to change: give a new title or content")
+	}
+	if msg := bounded(in.Title, in.Content); msg != "" {
+		return failed(msg)
 	}
 	n, err := w.st.EditNote(ctx, w.scopes, in.NotebookID, in.RecordID, e)
 	if errors.Is(err, store.ErrNotFound) {

@@ -3,6 +3,7 @@ package notes
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/reinhq/rein/record"
 	"io"
 	"log/slog"
@@ -84,7 +85,7 @@ func TestWriteNoteAppendsAndEdits(t *testing.T) {
 	}
 	thread := conversation(t, st)
 	nbs, _ := st.Notebooks(ctx, store.Visible(testWS))
-	w := Write(st, testWS, nbs, st.Items)
+	w := Write(st, testWS, nbs, st.Items, Options{})
 	id := nb.ID
 	steps := []struct {
 		args   string
@@ -188,7 +189,7 @@ func TestGateFromTheStore(t *testing.T) {
 	compose := func() (*tool.Set, *tool.Report) {
 		nbs, _ := st.Notebooks(ctx, store.Visible(testWS))
 		return tool.Compose(ctx, tool.Composition{
-			Registry: tool.NewSet(List(st, testWS, nbs), Write(st, testWS, nbs, st.Items)),
+			Registry: tool.NewSet(List(st, testWS, nbs), Write(st, testWS, nbs, st.Items, Options{})),
 			Gates:    map[tool.Flag]tool.Gate{tool.HasNotebooks: Gate(st, testWS)},
 			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
@@ -230,3 +231,112 @@ func TestPromptListsAtMost30(t *testing.T) {
 
 // testWS is the workspace the tools are built for.
 const testWS = "/work/project"
+
+// TestAWriteToAUsersNotebookAsksTheUser checks which write_note calls
+// need the user's approval (tool.CallApprover): a write to a notebook of
+// the user's scope (seen from every workspace), by id or by name, and to
+// a notebook that is not found as this workspace's; a workspace notebook
+// (a name both scopes have resolves to it, as the store resolves it) runs
+// unasked, and so does everything with UserUnasked. Before, write_note
+// never asked.
+func TestAWriteToAUsersNotebookAsksTheUser(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	user, err := st.CreateNotebook(ctx, store.UserScope, "research")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := st.CreateNotebook(ctx, testWS, "todo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateNotebook(ctx, store.UserScope, "todo"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := st.CreateNotebook(ctx, "/work/other", "theirs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nbs, _ := st.Notebooks(ctx, store.Visible(testWS))
+	cases := []struct {
+		args string
+		ask  bool
+	}{
+		{`{"mode":"append","notebook_id":"` + user.ID + `","content":"x"}`, true},
+		{`{"mode":"append","notebook_id":"research","content":"x"}`, true},
+		{`{"mode":"edit","notebook_id":"` + user.ID + `","record_id":"r1","content":"x"}`, true},
+		{`{"mode":"append","notebook_id":"` + ws.ID + `","content":"x"}`, false},
+		{`{"mode":"append","notebook_id":"todo","content":"x"}`, false},
+		{`{"mode":"append","notebook_id":"` + other.ID + `","content":"x"}`, true},
+		{`{"mode":"append","notebook_id":"nb_nope","content":"x"}`, true},
+		{`not json`, true},
+	}
+	asking := Write(st, testWS, nbs, st.Items, Options{})
+	unasked := Write(st, testWS, nbs, st.Items, Options{UserUnasked: true})
+	for _, c := range cases {
+		why := tool.ApprovalFor(ctx, asking, json.RawMessage(c.args))
+		if (why != "") != c.ask {
+			t.Errorf("%s: approval %q, want asked=%v", c.args, why, c.ask)
+		}
+		if c.ask && !strings.Contains(why, "global") {
+			t.Errorf("%s: the reason does not say the notebook is global: %q", c.args, why)
+		}
+		if why := tool.ApprovalFor(ctx, unasked, json.RawMessage(c.args)); why != "" {
+			t.Errorf("%s with UserUnasked: asked %q", c.args, why)
+		}
+	}
+}
+
+// TestWriteNoteIsBounded: what a call writes into a record (title;
+// content and note), and the whole record with its included turns, are
+// bounded, and a call over a bound fails saying the limit, writing
+// nothing. Before, a record took whatever the model wrote, and "all" the
+// turns of a long thread.
+func TestWriteNoteIsBounded(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	nb, err := st.CreateNotebook(ctx, testWS, "research")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nbs, _ := st.Notebooks(ctx, store.Visible(testWS))
+	// A long thread: 40 turns of 4,000-character messages.
+	var long []llm.Item
+	for i := range 40 {
+		turn := fmt.Sprintf("t%d", i)
+		long = append(long,
+			item(turn, turn+"u", llm.RoleUser, llm.OriginInput, strings.Repeat("q", 4000)),
+			item(turn, turn+"a", llm.RoleAssistant, llm.OriginInput, strings.Repeat("a", 4000)))
+	}
+	history := func(context.Context, string) ([]llm.Item, error) { return long, nil }
+	w := Write(st, testWS, nbs, history, Options{})
+	if out := run(t, w, "thread_1", `{"mode":"append","notebook_id":"`+nb.ID+`","content":"kept","turns_to_include":"0"}`); out.Failed {
+		t.Fatalf("a small record failed: %+v", out)
+	}
+	big := func(n int) string { return strings.Repeat("x", n) }
+	cases := []struct {
+		name, args, want string
+	}{
+		{"content", `{"mode":"append","notebook_id":"` + nb.ID + `","content":"` + big(MaxContent+1) + `","turns_to_include":"0"}`, "at most 16000"},
+		{"content and note", `{"mode":"append","notebook_id":"` + nb.ID + `","content":"` + big(MaxContent-5) + `","note":"0123456789","turns_to_include":"0"}`, "at most 16000"},
+		{"title", `{"mode":"append","notebook_id":"` + nb.ID + `","title":"` + big(MaxTitle+1) + `","content":"x","turns_to_include":"0"}`, "at most 200"},
+		{"every turn of a long thread", `{"mode":"append","notebook_id":"` + nb.ID + `","content":"x","turns_to_include":"all"}`, "at most 64000: include fewer turns"},
+		{"edit content", `{"mode":"edit","notebook_id":"` + nb.ID + `","record_id":"r1","content":"` + big(MaxContent+1) + `"}`, "at most 16000"},
+		{"edit title", `{"mode":"edit","notebook_id":"` + nb.ID + `","record_id":"r1","title":"` + big(MaxTitle+1) + `"}`, "at most 200"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := run(t, w, "thread_1", c.args)
+			if !out.Failed || !strings.Contains(out.Text, c.want) {
+				t.Errorf("write_note = %.200s (failed %v), want a failure saying %q", out.Text, out.Failed, c.want)
+			}
+		})
+	}
+	ns, err := st.Notes(ctx, store.Visible(testWS), nb.ID)
+	if err != nil || len(ns) != 1 || ns[0].Content != "kept" {
+		t.Fatalf("%d notes after the refused writes (%v), want the one kept", len(ns), err)
+	}
+	if out := run(t, w, "thread_1", `{"mode":"append","notebook_id":"`+nb.ID+`","content":"x","turns_to_include":"5"}`); out.Failed {
+		t.Errorf("five long turns fit a record: %+v", out)
+	}
+}
