@@ -199,9 +199,13 @@ func (h *hub) remove(s *Subscription) {
 
 // Handle implements event.Handler: it publishes e to every subscriber.
 func (h *hub) Handle(e event.Event) {
-	e = detach(e)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.subs) == 0 {
+		// No one to copy it for (a library turn, a one-shot run).
+		return
+	}
+	e = detach(e)
 	for _, s := range h.subs {
 		s.push(e)
 	}
