@@ -327,10 +327,11 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	th.mu.Unlock()
 
 	var out *loop.Outcome
-	tail := &settle{hub: &th.hub}
+	hooks := &runHooks{tail: settle{hub: &th.hub}}
+	tail := &hooks.tail
 	var keeper *TraceKeeper
 	if s.c.Traces != nil {
-		keeper = &TraceKeeper{}
+		keeper = &hooks.keeper
 	}
 	if sh := s.shared(); sh != nil {
 		s.mailbox(sh, th, t, cancel)
@@ -338,13 +339,17 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	o, release, err := s.c.Setup(ctx, info)
 	if err == nil {
 		o.Steer = &t.inbox
-		o.Journal = fencedJournal{t: t, next: s.c.Store, owner: info.Owner}
+		hooks.journal = fencedJournal{t: t, next: s.c.Store, owner: info.Owner}
+		o.Journal = &hooks.journal
 		o.Waiter = nil
-		hs := []event.Handler{o.Events, s.c.Events, tail}
+		hooks.fan.add(o.Events)
+		hooks.fan.add(s.c.Events)
+		hooks.fan.add(tail)
 		if keeper != nil {
-			hs = append(hs, keeper)
+			hooks.fan.add(keeper)
 		}
-		o.Events = gate{t: t, next: event.Multi(hs...)}
+		hooks.gate = gate{t: t, next: &hooks.fan}
+		o.Events = &hooks.gate
 		o.Yield = func() bool { return s.yield(t) }
 		var eng *loop.Engine
 		if err = withOutput(&o, t, state, info.Settings.Output); err == nil {
@@ -424,6 +429,40 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	tail.flush()
 	s.publish(th, failed)
 	return nt
+}
+
+// runHooks are what the scheduler hangs on one run's engine options, made
+// in one allocation: the way of its events to the thread's subscribers
+// (tail) and to its trace (keeper), and its journal.
+type runHooks struct {
+	tail    settle
+	keeper  TraceKeeper
+	journal fencedJournal
+	gate    gate
+	fan     fanout
+}
+
+// fanout passes each event to the handlers of a run, in order: its
+// telemetry's, Config.Events, the tail and the trace keeper (event.Multi
+// without a slice of its own).
+type fanout struct {
+	hs [4]event.Handler
+	n  int
+}
+
+// add adds h, unless it is nil.
+func (f *fanout) add(h event.Handler) {
+	if h != nil {
+		f.hs[f.n] = h
+		f.n++
+	}
+}
+
+// Handle implements event.Handler.
+func (f *fanout) Handle(e event.Event) {
+	for _, h := range f.hs[:f.n] {
+		h.Handle(e)
+	}
 }
 
 // publish hands events the scheduler made to the thread's subscribers.
