@@ -69,7 +69,10 @@ var _ event.Handler = (*TraceKeeper)(nil)
 const traceRoom = 16
 
 // Handle implements event.Handler.
-func (k *TraceKeeper) Handle(e event.Event) {
+func (k *TraceKeeper) Handle(e event.Event) { k.handle(&e) }
+
+// handle is Handle of *e, which it does not keep.
+func (k *TraceKeeper) handle(e *event.Event) {
 	if streamed(e.Type) {
 		return
 	}
@@ -78,14 +81,17 @@ func (k *TraceKeeper) Handle(e event.Event) {
 	if k.events == nil {
 		k.events = make([]event.Event, 0, traceRoom)
 	}
-	k.events = append(k.events, k.own.event(e))
+	// Copied into its place and made the keeper's there: no copy of the
+	// event on the stack (see fanout in turn.go).
+	k.events = append(k.events, *e)
+	k.own.event(&k.events[len(k.events)-1])
 	if k.turn == "" {
 		// The first event that names the turn: an event before the engine
 		// starts (the knowledge seed's sources) may not.
 		k.turn = e.TurnID
 	}
 	if e.Type == event.Subagent && e.Sub != nil {
-		k.child(*e.Sub)
+		k.child(e.Sub)
 	}
 }
 
@@ -101,7 +107,7 @@ func streamed(t event.Type) bool {
 
 // child keeps a sub-agent's event for its own thread's trace, and its own
 // children's for theirs; k.mu is held.
-func (k *TraceKeeper) child(e event.Event) {
+func (k *TraceKeeper) child(e *event.Event) {
 	if e.ThreadID == "" || streamed(e.Type) {
 		return
 	}
@@ -114,9 +120,10 @@ func (k *TraceKeeper) child(e event.Event) {
 		k.children[e.ThreadID] = c
 		k.order = append(k.order, e.ThreadID)
 	}
-	c.events = append(c.events, k.own.event(e))
+	c.events = append(c.events, *e)
+	k.own.event(&c.events[len(c.events)-1])
 	if e.Type == event.Subagent && e.Sub != nil {
-		k.child(*e.Sub)
+		k.child(e.Sub)
 	}
 }
 
@@ -191,12 +198,12 @@ type owned struct {
 // ownedRoom is how many copies of a kind one allocation makes room for.
 const ownedRoom = 8
 
-// event returns e with what it points to copied: the item (its slot in
-// the history is replaced by a pause's answer) and its parts, the usage,
-// pause, summary, context report and extra fields, and a sub-agent's event
-// likewise. Strings, and what an item's parts point to (calls, results),
-// are never changed once recorded: they are shared.
-func (o *owned) event(e event.Event) event.Event {
+// event makes *e the keeper's: what it points to is copied — the item
+// (its slot in the history is replaced by a pause's answer) and its parts,
+// the usage, pause, summary, context report and extra fields, and a
+// sub-agent's event likewise. Strings, and what an item's parts point to
+// (calls, results), are never changed once recorded: they are shared.
+func (o *owned) event(e *event.Event) {
 	if e.Item != nil {
 		e.Item = o.item(e.Item)
 	}
@@ -219,10 +226,11 @@ func (o *owned) event(e event.Event) event.Event {
 		e.Extra = maps.Clone(e.Extra)
 	}
 	if e.Sub != nil {
-		s := o.event(*e.Sub)
-		e.Sub = &s
+		s := new(event.Event)
+		*s = *e.Sub
+		o.event(s)
+		e.Sub = s
 	}
-	return e
 }
 
 // item returns a copy of it with a copy of its parts.

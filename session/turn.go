@@ -342,14 +342,8 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 		hooks.journal = fencedJournal{t: t, next: s.c.Store, owner: info.Owner}
 		o.Journal = &hooks.journal
 		o.Waiter = nil
-		hooks.fan.add(o.Events)
-		hooks.fan.add(s.c.Events)
-		hooks.fan.add(tail)
-		if keeper != nil {
-			hooks.fan.add(keeper)
-		}
-		hooks.gate = gate{t: t, next: &hooks.fan}
-		o.Events = &hooks.gate
+		hooks.fan = fanout{t: t, hs: [2]event.Handler{o.Events, s.c.Events}, tail: tail, keeper: keeper}
+		o.Events = &hooks.fan
 		o.Yield = func() bool { return s.yield(t) }
 		var eng *loop.Engine
 		if err = withOutput(&o, t, state, info.Settings.Output); err == nil {
@@ -438,30 +432,48 @@ type runHooks struct {
 	tail    settle
 	keeper  TraceKeeper
 	journal fencedJournal
-	gate    gate
 	fan     fanout
 }
 
-// fanout passes each event to the handlers of a run, in order: its
-// telemetry's, Config.Events, the tail and the trace keeper (event.Multi
-// without a slice of its own).
+// fanout passes each event of a run to its handlers in order until the
+// run's turn is handed over (what a run does after that is not the turn's
+// any more): its telemetry's and Config.Events (either may be nil), the
+// tail, and the trace keeper (nil without a TraceStore). The last two take
+// it by pointer. An event is 336 bytes, and a tool's call emits on a
+// goroutine of its own (dispatch) that starts with a 2 KiB stack: a copy
+// of it at each step on the way made that stack grow (copied whole) at
+// every call.
 type fanout struct {
-	hs [4]event.Handler
-	n  int
-}
-
-// add adds h, unless it is nil.
-func (f *fanout) add(h event.Handler) {
-	if h != nil {
-		f.hs[f.n] = h
-		f.n++
-	}
+	t      *turnRun
+	hs     [2]event.Handler
+	tail   *settle
+	keeper *TraceKeeper
 }
 
 // Handle implements event.Handler.
 func (f *fanout) Handle(e event.Event) {
-	for _, h := range f.hs[:f.n] {
-		h.Handle(e)
+	if f.t.gone.Load() {
+		return
+	}
+	if f.hs[0] != nil || f.hs[1] != nil {
+		f.others(&e)
+	}
+	f.tail.handle(&e)
+	if f.keeper != nil {
+		f.keeper.handle(&e)
+	}
+}
+
+// others passes *e to the handlers besides the tail and the keeper: on a
+// frame of its own, so that the room its calls need for a copy of the
+// event is taken only when there are any.
+//
+//go:noinline
+func (f *fanout) others(e *event.Event) {
+	for _, h := range f.hs {
+		if h != nil {
+			h.Handle(*e)
+		}
 	}
 }
 
@@ -486,16 +498,27 @@ type settle struct {
 }
 
 // Handle implements event.Handler.
-func (r *settle) Handle(e event.Event) {
+func (r *settle) Handle(e event.Event) { r.handle(&e) }
+
+// handle is Handle of *e, which it does not keep.
+func (r *settle) handle(e *event.Event) {
 	r.mu.Lock()
 	if len(r.held) > 0 || e.Type == event.PauseRequested || e.Type == event.TurnCompleted {
-		// Copied now: what it points to may change before it is published.
-		r.held = append(r.held, detach(e))
+		r.hold(e)
 		r.mu.Unlock()
 		return
 	}
 	r.mu.Unlock()
-	r.hub.Handle(e)
+	r.hub.publish(e)
+}
+
+// hold keeps a copy of *e to publish later; r.mu is held. Its frame is
+// apart from handle's, which most events take (see fanout).
+//
+//go:noinline
+func (r *settle) hold(e *event.Event) {
+	// Copied now: what it points to may change before it is published.
+	r.held = append(r.held, detach(*e))
 }
 
 // fail rewrites the held end of the run to what rec says (a turn that
