@@ -114,7 +114,6 @@ func (s *Scheduler) handOver(h Handoff, turnID string) error {
 	return h.Handover(ctx, turnID)
 }
 
-
 // yielded reports whether a run's outcome is a hand-over.
 func yielded(out *loop.Outcome, t *turnRun) bool {
 	return t.gone.Load() || (out != nil && out.StopReason == loop.StopYielded)
