@@ -61,11 +61,8 @@ func (s *Scheduler) startOn(ctx context.Context, threadID string, input []llm.It
 	if a := th.active; a != nil && a.state != nil && a.answer == nil {
 		return Turn{}, nil, nil, fmt.Errorf("%w (turn %s, call %s)", ErrTurnPaused, a.rec.ID, a.state.Pause.CallID)
 	}
-	t := &turnRun{
-		rec:    &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now()},
-		input:  input,
-		output: output,
-	}
+	t := newTurnRun(Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now()})
+	t.input, t.output = input, output
 	if th.active != nil {
 		if err := s.c.Store.SaveTurn(ctx, *t.rec); err != nil {
 			return Turn{}, nil, nil, fmt.Errorf("session: queue turn: %w", err)
@@ -99,6 +96,17 @@ func (s *Scheduler) startOn(ctx context.Context, threadID string, input []llm.It
 		return Turn{}, nil, nil, err
 	}
 	return *t.rec, nil, nil, nil
+}
+
+// newTurnRun returns a turn of the scheduler's with its record rec, both
+// in one allocation.
+func newTurnRun(rec Turn) *turnRun {
+	b := &struct {
+		t   turnRun
+		rec Turn
+	}{rec: rec}
+	b.t.rec = &b.rec
+	return &b.t
 }
 
 // claim makes t, inProgress, the thread's running turn in the store (the
