@@ -196,7 +196,7 @@ type owned struct {
 }
 
 // ownedRoom is how many copies of a kind one allocation makes room for.
-const ownedRoom = 8
+const ownedRoom = 4
 
 // event makes *e the keeper's: what it points to is copied — the item
 // (its slot in the history is replaced by a pause's answer) and its parts,
