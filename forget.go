@@ -63,7 +63,11 @@ func (a *Agent) forget(id string) {
 			_ = a.sched.Interrupt(ctx, id, cur.ID)
 		}
 	}
-	if !a.sched.Forget(id) || a.mem == nil {
+	if !a.sched.Forget(id) {
+		return
+	}
+	a.rt.Forget(id)
+	if a.mem == nil {
 		return
 	}
 	_ = a.mem.DeleteThread(ctx, id)

@@ -377,6 +377,17 @@ func (r *Runtime) model(th record.Thread, spec provider.Spec) (modelCaps, error)
 	return mc, nil
 }
 
+// Forget drops the model the runtime opened for a thread (opened again
+// on its next run): for a door that forgets threads it is done with
+// (session.Scheduler.Forget), such as a library agent making a thread per
+// request, so that what the runtime holds does not grow with every
+// thread it ever ran.
+func (r *Runtime) Forget(threadID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.models, threadID)
+}
+
 // Setup returns the engine options of a run of thread th: a
 // session.Setup.
 func (r *Runtime) Setup(ctx context.Context, th record.Thread) (loop.Options, func(), error) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/reinhq/rein/event"
 	"github.com/reinhq/rein/loop"
 )
 
@@ -113,19 +112,6 @@ func (s *Scheduler) handOver(h Handoff, turnID string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), handoverTimeout)
 	defer cancel()
 	return h.Handover(ctx, turnID)
-}
-
-// gate passes a run's events on until its turn is handed over: what a run
-// does after that is not the turn's any more.
-type gate struct {
-	t    *turnRun
-	next event.Handler
-}
-
-func (g gate) Handle(e event.Event) {
-	if !g.t.gone.Load() {
-		g.next.Handle(e)
-	}
 }
 
 // yielded reports whether a run's outcome is a hand-over.

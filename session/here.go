@@ -51,10 +51,14 @@ func (s *Scheduler) reserve(th *thread) (bool, error) {
 // does. A turn that follows it on the thread (queued, or steered input
 // left over) goes on on a driver goroutine of its own.
 func (s *Scheduler) runHere(ctx context.Context, th *thread, t *turnRun, threadID, turnID string) {
-	stop := context.AfterFunc(ctx, func() {
-		// Too late (the turn ended) changes nothing.
-		_ = s.Interrupt(context.WithoutCancel(ctx), threadID, turnID)
-	})
+	stop := func() bool { return false }
+	if ctx.Done() != nil {
+		// A context that can end (not a library caller's Background).
+		stop = context.AfterFunc(ctx, func() {
+			// Too late (the turn ended) changes nothing.
+			_ = s.Interrupt(context.WithoutCancel(ctx), threadID, turnID)
+		})
+	}
 	next := s.run(th, t)
 	stop()
 	if next != nil {

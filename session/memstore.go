@@ -143,9 +143,17 @@ func (m *MemStore) Record(_ context.Context, threadID string, it llm.Item) error
 			t.index[it.ID] = len(t.items)
 		}
 	}
+	if t.items == nil {
+		// Room for a short turn's items (input, a call, its result, the
+		// answer) at once, not a doubling at each.
+		t.items = make([]llm.Item, 0, firstItems)
+	}
 	t.items = append(t.items, it)
 	return nil
 }
+
+// firstItems is the room a thread's history starts with.
+const firstItems = 8
 
 // indexFrom is the history length from which a thread's items are found
 // by an index: a short history (most threads: a turn or two) is scanned,

@@ -198,12 +198,26 @@ func (h *hub) remove(s *Subscription) {
 }
 
 // Handle implements event.Handler: it publishes e to every subscriber.
-func (h *hub) Handle(e event.Event) {
-	e = detach(e)
+func (h *hub) Handle(e event.Event) { h.publish(&e) }
+
+// publish is Handle of *e, which it does not keep. With no subscriber
+// (a library turn, a one-shot run) it copies nothing, and its frame stays
+// small (a tool's call publishes from a small stack: see fanout).
+func (h *hub) publish(e *event.Event) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	if len(h.subs) > 0 {
+		h.pushAll(e)
+	}
+	h.mu.Unlock()
+}
+
+// pushAll queues a copy of *e for every subscriber; h.mu is held.
+//
+//go:noinline
+func (h *hub) pushAll(e *event.Event) {
+	c := detach(*e)
 	for _, s := range h.subs {
-		s.push(e)
+		s.push(c)
 	}
 }
 

@@ -61,10 +61,8 @@ func (s *Scheduler) startOn(ctx context.Context, threadID string, input []llm.It
 	if a := th.active; a != nil && a.state != nil && a.answer == nil {
 		return Turn{}, nil, nil, fmt.Errorf("%w (turn %s, call %s)", ErrTurnPaused, a.rec.ID, a.state.Pause.CallID)
 	}
-	t := &turnRun{
-		rec:   &Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now(), OutputSpec: output},
-		input: input,
-	}
+	t := newTurnRun(Turn{ID: loop.NewID("turn"), ThreadID: threadID, Status: TurnQueued, Input: input, Started: s.c.Now(), OutputSpec: output})
+	t.input = input
 	if th.active != nil {
 		if err := s.c.Store.SaveTurn(ctx, *t.rec); err != nil {
 			return Turn{}, nil, nil, fmt.Errorf("session: queue turn: %w", err)
@@ -98,6 +96,17 @@ func (s *Scheduler) startOn(ctx context.Context, threadID string, input []llm.It
 		return Turn{}, nil, nil, err
 	}
 	return *t.rec, nil, nil, nil
+}
+
+// newTurnRun returns a turn of the scheduler's with its record rec, both
+// in one allocation.
+func newTurnRun(rec Turn) *turnRun {
+	b := &struct {
+		t   turnRun
+		rec Turn
+	}{rec: rec}
+	b.t.rec = &b.rec
+	return &b.t
 }
 
 // claim makes t, inProgress, the thread's running turn in the store (the
@@ -326,10 +335,11 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	th.mu.Unlock()
 
 	var out *loop.Outcome
-	tail := &settle{hub: &th.hub}
+	hooks := &runHooks{tail: settle{hub: &th.hub}}
+	tail := &hooks.tail
 	var keeper *TraceKeeper
 	if s.c.Traces != nil {
-		keeper = &TraceKeeper{}
+		keeper = &hooks.keeper
 	}
 	if sh := s.shared(); sh != nil {
 		s.mailbox(sh, th, t, cancel)
@@ -337,13 +347,11 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	o, release, err := s.c.Setup(ctx, info)
 	if err == nil {
 		o.Steer = &t.inbox
-		o.Journal = fencedJournal{t: t, next: s.c.Store, owner: info.Owner}
+		hooks.journal = fencedJournal{t: t, next: s.c.Store, owner: info.Owner}
+		o.Journal = &hooks.journal
 		o.Waiter = nil
-		hs := []event.Handler{o.Events, s.c.Events, tail}
-		if keeper != nil {
-			hs = append(hs, keeper)
-		}
-		o.Events = gate{t: t, next: event.Multi(hs...)}
+		hooks.fan = fanout{t: t, hs: [2]event.Handler{o.Events, s.c.Events}, tail: tail, keeper: keeper}
+		o.Events = &hooks.fan
 		o.Yield = func() bool { return s.yield(t) }
 		var eng *loop.Engine
 		if err = withOutput(&o, t, state, info.Settings.Output); err == nil {
@@ -431,6 +439,58 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	return nt
 }
 
+// runHooks are what the scheduler hangs on one run's engine options, made
+// in one allocation: the way of its events to the thread's subscribers
+// (tail) and to its trace (keeper), and its journal.
+type runHooks struct {
+	tail    settle
+	keeper  TraceKeeper
+	journal fencedJournal
+	fan     fanout
+}
+
+// fanout passes each event of a run to its handlers in order until the
+// run's turn is handed over (what a run does after that is not the turn's
+// any more): its telemetry's and Config.Events (either may be nil), the
+// tail, and the trace keeper (nil without a TraceStore). The last two take
+// it by pointer. An event is 336 bytes, and a tool's call emits on a
+// goroutine of its own (dispatch) that starts with a 2 KiB stack: a copy
+// of it at each step on the way made that stack grow (copied whole) at
+// every call.
+type fanout struct {
+	t      *turnRun
+	hs     [2]event.Handler
+	tail   *settle
+	keeper *TraceKeeper
+}
+
+// Handle implements event.Handler.
+func (f *fanout) Handle(e event.Event) {
+	if f.t.gone.Load() {
+		return
+	}
+	if f.hs[0] != nil || f.hs[1] != nil {
+		f.others(&e)
+	}
+	f.tail.handle(&e)
+	if f.keeper != nil {
+		f.keeper.handle(&e)
+	}
+}
+
+// others passes *e to the handlers besides the tail and the keeper: on a
+// frame of its own, so that the room its calls need for a copy of the
+// event is taken only when there are any.
+//
+//go:noinline
+func (f *fanout) others(e *event.Event) {
+	for _, h := range f.hs {
+		if h != nil {
+			h.Handle(*e)
+		}
+	}
+}
+
 // publish hands events the scheduler made to the thread's subscribers.
 func (s *Scheduler) publish(th *thread, evs []event.Event) {
 	for _, e := range evs {
@@ -452,16 +512,27 @@ type settle struct {
 }
 
 // Handle implements event.Handler.
-func (r *settle) Handle(e event.Event) {
+func (r *settle) Handle(e event.Event) { r.handle(&e) }
+
+// handle is Handle of *e, which it does not keep.
+func (r *settle) handle(e *event.Event) {
 	r.mu.Lock()
 	if len(r.held) > 0 || e.Type == event.PauseRequested || e.Type == event.TurnCompleted {
-		// Copied now: what it points to may change before it is published.
-		r.held = append(r.held, detach(e))
+		r.hold(e)
 		r.mu.Unlock()
 		return
 	}
 	r.mu.Unlock()
-	r.hub.Handle(e)
+	r.hub.publish(e)
+}
+
+// hold keeps a copy of *e to publish later; r.mu is held. Its frame is
+// apart from handle's, which most events take (see fanout).
+//
+//go:noinline
+func (r *settle) hold(e *event.Event) {
+	// Copied now: what it points to may change before it is published.
+	r.held = append(r.held, detach(*e))
 }
 
 // fail rewrites the held end of the run to what rec says (a turn that
