@@ -64,7 +64,7 @@ func pauseOf(t *record.Turn) *TurnPause {
 		return nil
 	}
 	if p.Kind == tool.PauseApproval {
-		return &TurnPause{Kind: PauseKindApproval, CallID: p.CallID, Tool: p.Tool, Arguments: p.Args}
+		return &TurnPause{Kind: PauseKindApproval, CallID: p.CallID, Tool: p.Tool, Arguments: p.Args, Reason: p.Intro}
 	}
 	return &TurnPause{Kind: PauseKindQuestion, CallID: p.CallID, Tool: p.Tool, Intro: p.Intro, Questions: QuestionsOf(p.Questions)}
 }

@@ -313,6 +313,10 @@ type TurnPause struct {
 	Intro     string     `json:"intro,omitempty"`
 	Questions []Question `json:"questions,omitempty"`
 	Arguments string     `json:"arguments,omitempty" jsonschema:"the arguments of the call awaiting approval"`
+	// Reason says why the call's arguments need approval where its tool
+	// alone would not (a write every workspace's prompt carries); an
+	// approval of the tool for the thread does not cover such a call.
+	Reason string `json:"reason,omitempty" jsonschema:"why these arguments need approval (approvals only); approveThread does not cover such a call"`
 }
 
 // Usage counts tokens.
@@ -434,6 +438,8 @@ type ApprovalRequested struct {
 	CallID    string `json:"callId"`
 	Tool      string `json:"tool"`
 	Arguments string `json:"arguments"`
+	// Reason is TurnPause.Reason: why these arguments need approval.
+	Reason string `json:"reason,omitempty"`
 }
 
 // UsageUpdated is the params of usage/updated, sent after each round.

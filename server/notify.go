@@ -160,7 +160,7 @@ func (n *notifier) pause(e event.Event) {
 		return
 	}
 	if p.Kind == tool.PauseApproval {
-		n.send(protocol.NotifyApprovalRequested, protocol.ApprovalRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Arguments: e.Args})
+		n.send(protocol.NotifyApprovalRequested, protocol.ApprovalRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Arguments: e.Args, Reason: p.Intro})
 		return
 	}
 	n.send(protocol.NotifyPauseRequested, protocol.PauseRequested{ThreadID: e.ThreadID, TurnID: e.TurnID, CallID: e.CallID, Tool: e.Name, Intro: p.Intro, Questions: protocol.QuestionsOf(p.Questions)})

@@ -153,6 +153,17 @@ func TestEveryDoorAsksBeforeWritingTheUsersMemory(t *testing.T) {
 			if asked["method"] != "approval/requested" || p["tool"] != "write_memory" {
 				t.Fatalf("serve: %v, want write_memory's approval asked", asked)
 			}
+			if r, _ := p["reason"].(string); !strings.Contains(r, "global") {
+				t.Errorf("serve: approval/requested reason %q, want it to say the memory is global", r)
+			}
+			read := c.call("thread/read", map[string]any{"threadId": th["id"]})
+			for _, tu := range read["turns"].([]any) {
+				if pz, ok := tu.(map[string]any)["pause"].(map[string]any); ok {
+					if r, _ := pz["reason"].(string); !strings.Contains(r, "global") {
+						t.Errorf("serve: thread/read pause %v, want its reason to say the memory is global", pz)
+					}
+				}
+			}
 			if ms := userMemory(t, db); len(ms) != 0 {
 				t.Fatalf("written before the user answered: %+v", ms)
 			}

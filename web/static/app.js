@@ -803,7 +803,7 @@ function handle(method, p) {
       showPause(v, p.turnId, { kind: "question", callId: p.callId, tool: p.tool, intro: p.intro, questions: p.questions });
       break;
     case "approval/requested":
-      showPause(v, p.turnId, { kind: "approval", callId: p.callId, tool: p.tool, arguments: p.arguments });
+      showPause(v, p.turnId, { kind: "approval", callId: p.callId, tool: p.tool, arguments: p.arguments, reason: p.reason });
       break;
     case "usage/updated": {
       const u = v.usage.get(p.turnId) || { inputTokens: 0, outputTokens: 0, cost: 0 };
@@ -850,6 +850,9 @@ function showPause(v, turnId, pause) {
 
 function approvalCard(v, card, turnId, p) {
   card.appendChild(h("h3", null, `Allow ${p.tool}?`));
+  // Why these arguments need asking (a write every workspace's prompt
+  // carries): approving the tool for the thread would not cover it.
+  if (p.reason) card.appendChild(h("p", "why", p.reason));
   const a = parseArgs(p.arguments || "");
   const diff = a && editDiff(p.tool, a);
   card.appendChild(diff || h("pre", null, a ? JSON.stringify(a, null, 2) : p.arguments || ""));
@@ -867,7 +870,8 @@ function approvalCard(v, card, turnId, p) {
       for (const b of row.querySelectorAll("button")) b.disabled = false;
     }
   };
-  for (const [label, d, cls] of [["Approve", "approve", "primary"], ["Approve for this thread", "approveThread", ""], ["Deny", "deny", "danger"]]) {
+  const choices = [["Approve", "approve", "primary"], ["Approve for this thread", "approveThread", ""], ["Deny", "deny", "danger"]];
+  for (const [label, d, cls] of p.reason ? choices.filter((c) => c[1] !== "approveThread") : choices) {
     const b = h("button", cls, label);
     b.type = "button";
     b.dataset.decision = d;
