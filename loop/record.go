@@ -29,13 +29,15 @@ func (r *run) record(it llm.Item) error {
 	return nil
 }
 
-// replace swaps the item at index i for it (same id), journaling it.
+// replace swaps the item at index i of History (an item of the turn, so
+// never one of prior) for it (same id), journaling it.
 func (r *run) replace(i int, it llm.Item) error {
 	it.ID = r.st.History[i].ID
 	it.TurnID = r.st.History[i].TurnID
 	r.st.History[i] = it
 	if r.guard != nil {
-		r.edits = append(r.edits, i)
+		// The guard counts the whole context.
+		r.edits = append(r.edits, len(r.st.prior)+i)
 	}
 	if r.ev != nil {
 		r.emit(event.Event{Type: event.ItemAdded, Item: &r.st.History[i]})
