@@ -44,7 +44,7 @@ func (m *repeatModel) Stream(_ context.Context, req *llm.Request) (llm.Stream, e
 	if err := llm.CheckRequest(req); err != nil {
 		m.bad = append(m.bad, fmt.Sprintf("request %d: %v", len(m.reqs)+1, err))
 	}
-	m.reqs = append(m.reqs, slices.Clone(req.Context()))
+	m.reqs = append(m.reqs, slices.Clone(req.Joined()))
 	var first *llm.Item
 	if req.Len() > 0 {
 		first = req.At(0)

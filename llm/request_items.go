@@ -33,12 +33,12 @@ func (r *Request) All() iter.Seq2[int, *Item] {
 	}
 }
 
-// Context returns the items the request sends as one slice: Items itself
+// Joined returns the items the request sends as one slice: Items itself
 // when History is empty, otherwise a new slice holding both. It is for
 // callers that keep the items (a recording of the request) or hand them
 // to code that takes a slice; an adapter that only reads them uses All or
 // At, which copy nothing.
-func (r *Request) Context() []Item {
+func (r *Request) Joined() []Item {
 	if len(r.History) == 0 {
 		return r.Items
 	}
