@@ -18,7 +18,10 @@ import (
 )
 
 // Window keeps a turn's requests within the model's context window. One
-// Window serves any number of turns at once.
+// Window serves any number of turns at once. A Window that reads requests
+// through Len, At and All says so (llm.HistoryReader); the engine then
+// may hand it requests whose first items are in Request.History, and
+// otherwise gives every item in Items.
 type Window interface {
 	// Guard returns the guard of one run of a turn (started, resumed, or a
 	// manual compaction).
@@ -44,14 +47,17 @@ type Guard interface {
 }
 
 // History is what a Guard sees of a turn and may change: the request about
-// to be sent, whose Items are the turn's history (shared, not copied). It
-// is valid only during the Fit it was passed to.
+// to be sent, whose items (History, then Items: Request.Len, At) are the
+// turn's context (shared, not copied). Indexes count those items in that
+// order. It is valid only during the Fit it was passed to.
 type History interface {
-	// Request returns the request about to be sent. Its Items are the
-	// history; the guard changes them only through History's methods.
+	// Request returns the request about to be sent. Its items are the
+	// context; the guard changes them only through History's methods,
+	// which may move them (read them again after a change, through the
+	// same request).
 	Request() *llm.Request
-	// TurnStart returns the index in Request().Items of the turn's first
-	// item.
+	// TurnStart returns the index among Request()'s items of the turn's
+	// first item.
 	TurnStart() int
 	// Edited returns the indexes of items replaced since the guard's last
 	// Fit (a pause placeholder answered), so a guard counting

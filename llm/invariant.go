@@ -3,6 +3,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"iter"
 )
 
 // CheckHistory verifies the history invariants of DESIGN §2.5, which must
@@ -16,6 +17,21 @@ import (
 // It returns nil or an error listing every violation. Tests run it on every
 // request a model receives.
 func CheckHistory(items []Item) error {
+	return checkItems(func(yield func(int, *Item) bool) {
+		for i := range items {
+			if !yield(i, &items[i]) {
+				return
+			}
+		}
+	}, len(items))
+}
+
+// CheckRequest is CheckHistory of everything req sends: its History, then
+// its Items.
+func CheckRequest(req *Request) error { return checkItems(req.All(), req.Len()) }
+
+// checkItems is CheckHistory of the n items of all.
+func checkItems(all iter.Seq2[int, *Item], n int) error {
 	var errs []error
 	seen := make(map[string]int)  // call id -> item index of its call
 	open := make(map[string]bool) // calls of the latest assistant item still unanswered
@@ -29,8 +45,7 @@ func CheckHistory(items []Item) error {
 		clear(open)
 		openOrder = openOrder[:0]
 	}
-	for i := range items {
-		it := &items[i]
+	for i, it := range all {
 		switch it.Role {
 		case RoleAssistant:
 			closeOpen(i)
@@ -95,7 +110,7 @@ func CheckHistory(items []Item) error {
 			errs = append(errs, fmt.Errorf("item %d: unknown role %q", i, it.Role))
 		}
 	}
-	closeOpen(len(items))
+	closeOpen(n)
 	return errors.Join(errs...)
 }
 

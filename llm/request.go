@@ -58,10 +58,19 @@ type Request struct {
 	Model string
 	// System is the system prompt, byte-stable for the whole turn.
 	System string
-	// Items is the history to send, oldest first. The engine shares its
-	// history slice: implementations must not modify or retain it beyond
-	// the call.
-	Items      []Item
+	// History and Items are what the request sends, oldest first: the
+	// items of History, then those of Items. Read them through Len, At and
+	// All, which see both. The engine shares its slices: implementations
+	// must not modify or retain them beyond the call.
+	//
+	// History is the thread's context before the turn, read only, held
+	// apart so that a turn on a long thread does not copy it into the
+	// turn's own slice. The engine fills it only for a model that says it
+	// reads it (HistoryReader); every other model gets the whole context
+	// in Items and an empty History.
+	History []Item
+	Items   []Item
+
 	Tools      []ToolSpec
 	ToolChoice ToolChoice
 	// ForceTool names the one tool the model must call; it wins over

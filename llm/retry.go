@@ -84,6 +84,10 @@ type retryModel struct {
 // OutputMode passes on how the wrapped model takes a structured answer.
 func (r *retryModel) OutputMode() OutputMode { return OutputModeOf(r.m) }
 
+// ReadsHistory passes on whether the wrapped model reads Request.History:
+// a retry sends the same request again.
+func (r *retryModel) ReadsHistory() bool { return ReadsHistory(r.m) }
+
 func (r *retryModel) Stream(ctx context.Context, req *Request) (Stream, error) {
 	s := &retryStream{ctx: ctx, req: req, r: r, attempt: 1}
 	inner, err := r.m.Stream(ctx, req)

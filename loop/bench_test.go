@@ -168,7 +168,13 @@ func (f eventFunc) Handle(e event.Event) { f(e) }
 // turns: it answers at once, or (call) first calls noop with the id
 // "call_0" every time, as servers that number calls per response do, and
 // answers once the call's result is in.
-type turnModel struct{ call bool }
+type turnModel struct {
+	call bool
+	// reads: the model reads Request.History (llm.HistoryReader).
+	reads bool
+}
+
+func (m turnModel) ReadsHistory() bool { return m.reads }
 
 var (
 	answerResponse = llm.Response{Parts: []llm.Part{{Kind: llm.PartText, Text: "done"}}, Finish: llm.FinishStop}
@@ -177,7 +183,7 @@ var (
 )
 
 func (m turnModel) Stream(_ context.Context, req *llm.Request) (llm.Stream, error) {
-	if m.call && req.Items[len(req.Items)-1].Role != llm.RoleTool {
+	if m.call && req.At(req.Len()-1).Role != llm.RoleTool {
 		return &turnStream{evs: []llm.Event{
 			{Kind: llm.EventCallDone, Call: &call0},
 			{Kind: llm.EventDone, Response: &callResponse},
@@ -220,17 +226,20 @@ func roundsHistory(n int) []llm.Item {
 // `history` rounds of one call each: a 1-round turn (answer), or a 2-round
 // one whose model calls noop with the id call_0 every turn (call), which
 // needs the thread's call ids. "copied": every turn is given the same
-// History and no Carry, so it copies the thread's context; "carried": the
-// thread goes on turn after turn, each given the previous turn's Carry (the
-// thread grows by every turn's items). What a turn costs must not grow
-// with the thread when carried.
+// History and no Carry, and the model does not read Request.History, so
+// the turn copies the thread's context; "apart": the same with a model
+// that reads it, so the context is sent from the caller's History as it
+// is; "carried": the thread goes on turn after turn, each given the
+// previous turn's Carry (the thread grows by every turn's items). What a
+// turn costs must not grow with the thread when carried or apart.
 func BenchmarkTurnStart(b *testing.B) {
 	for _, history := range []int{0, 1000} {
-		for _, mode := range []string{"copied", "carried"} {
+		for _, mode := range []string{"copied", "apart", "carried"} {
 			for _, model := range []string{"answer", "call"} {
 				b.Run(fmt.Sprintf("history=%d/%s/%s", history, mode, model), func(b *testing.B) {
 					h := roundsHistory(history)
-					e, err := loop.New(loop.Options{Model: turnModel{call: model == "call"}, Tools: tool.NewSet(noopTool), LoopThreshold: -1})
+					m := turnModel{call: model == "call", reads: mode == "apart"}
+					e, err := loop.New(loop.Options{Model: m, Tools: tool.NewSet(noopTool), LoopThreshold: -1})
 					if err != nil {
 						b.Fatal(err)
 					}

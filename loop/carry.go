@@ -21,11 +21,14 @@ import (
 // change.
 type Carry struct {
 	taken atomic.Bool
-	// items is the context the next turn sends, nil when the history is
-	// short (see carryMin) or cannot be used as is (the turn recorded a
-	// directive, which later turns leave out, or a guard shortened items
-	// only for that turn). The engine owns the array beyond len(items).
-	items []llm.Item
+	// prior and items are the context the next turn sends (State.prior
+	// and State.History), nil when the history is short (see carryMin),
+	// cannot be used as is (the turn recorded a directive, which later
+	// turns leave out, or a guard shortened items only for that turn) or
+	// would save no copy (the context was all the caller's but for the
+	// turn's own items). The engine owns items' array beyond len(items);
+	// prior is a run of the caller's history, read only.
+	prior, items []llm.Item
 	// ids are the call ids of the thread, nil when never needed.
 	ids map[string]struct{}
 	// thread and last identify the thread's history the Carry stands for:
@@ -76,8 +79,9 @@ func lastID(h []llm.Item) string {
 }
 
 // begin sets up a new turn's history: from t.Carry when it stands for
-// t.History and no other turn took it, otherwise from a copy of
-// t.History's context.
+// t.History and no other turn took it, otherwise from t.History's context
+// — held apart as the turn's prior when the engine splits requests
+// (Engine.split), copied otherwise.
 //
 // The carried items are reused only when the engine has no context window
 // guard: a guard may shorten old items in place for one turn (History.
@@ -90,14 +94,18 @@ func (e *Engine) begin(st *State, t Turn) {
 	reused := false
 	if k := t.Carry; k != nil && k.matches(t.History) && k.taken.CompareAndSwap(false, true) {
 		c.ids = k.ids
-		if k.items != nil && e.o.Window == nil {
-			st.History, reused = k.items, true
+		if k.items != nil && e.o.Window == nil && (k.prior == nil || e.split) {
+			st.prior, st.History, reused = k.prior, k.items, true
 		}
 	}
-	if !reused {
+	switch {
+	case reused:
+	case e.split:
+		st.prior, st.History = contextParts(t.History)
+	default:
 		st.History = contextOf(t.History)
 	}
-	st.TurnStart = len(st.History)
+	st.TurnStart = st.size()
 }
 
 // handOn returns the Carry of a turn that ended (not paused), or nil when
@@ -113,8 +121,12 @@ func (r *run) handOn() *Carry {
 	if len(items) > 0 {
 		k.last = items[len(items)-1].ID
 	}
-	if len(st.History) >= carryMin && !c.dirty && r.clean(items) {
-		k.items = st.History
+	// What the turn copied is worth handing on; a context that was the
+	// caller's but for this turn's items is not (the next turn holds the
+	// caller's history apart again, at no cost).
+	copied := st.prior == nil || st.turn() > 0
+	if st.size() >= carryMin && copied && !c.dirty && r.clean(items) {
+		k.prior, k.items = st.prior, st.History
 	}
 	if k.items == nil && k.ids == nil {
 		// Nothing to save the next turn (a short thread without calls):
@@ -192,7 +204,7 @@ func (r *run) callIDs() map[string]struct{} {
 	if c.ids != nil {
 		return c.ids
 	}
-	h, turn := r.st.History, []llm.Item(nil)
+	h, turn := r.st.prior, r.st.History
 	if c.known {
 		h, turn = c.base, r.st.TurnItems()
 	}
@@ -224,13 +236,44 @@ func addCallIDs(ids map[string]struct{}, h []llm.Item) {
 // context (turnRoom, roomShare); a longer turn grows it as append does.
 // Runs between directives are copied whole.
 func contextOf(h []llm.Item) []llm.Item {
-	from := 0
+	return copyContext(h, latestCompaction(h))
+}
+
+// contextParts returns the history to send for a new turn, as contextOf
+// does, in two parts: prior, the context's longest first run without a
+// directive, a part of h (read only: it has no room to append to), and
+// the rest copied into a slice the engine owns, with room for the turn's
+// items. On a thread without directives since its latest compaction (the
+// usual case: a directive is recorded only to settle, nudge or continue
+// a cut answer) nothing is copied.
+func contextParts(h []llm.Item) (prior, rest []llm.Item) {
+	from := latestCompaction(h)
+	d := from
+	for d < len(h) && h[d].Origin != llm.OriginDirective {
+		d++
+	}
+	if d == from {
+		return nil, copyContext(h, from)
+	}
+	if d == len(h) {
+		return h[from:d:d], make([]llm.Item, 0, turnRoom)
+	}
+	return h[from:d:d], copyContext(h, d)
+}
+
+// latestCompaction returns the index of the latest compaction in h, or 0.
+func latestCompaction(h []llm.Item) int {
 	for i := len(h) - 1; i >= 0; i-- {
 		if h[i].Origin == OriginCompaction {
-			from = i
-			break
+			return i
 		}
 	}
+	return 0
+}
+
+// copyContext copies h from from on, without directives, with room for a
+// short turn's items and a sixteenth of what it copies.
+func copyContext(h []llm.Item, from int) []llm.Item {
 	n := len(h) - from
 	out := make([]llm.Item, 0, n+turnRoom+n/roomShare)
 	run := from

@@ -25,6 +25,9 @@ type repeatModel struct {
 	calls int
 	// tool and args are what it calls; counter with {} when empty.
 	tool, args string
+	// reads: it reads Request.History (llm.HistoryReader), so the engine
+	// holds the caller's history apart instead of copying it.
+	reads bool
 
 	mu    sync.Mutex
 	reqs  [][]llm.Item // the items of each request, copied
@@ -35,18 +38,21 @@ type repeatModel struct {
 func (m *repeatModel) Stream(_ context.Context, req *llm.Request) (llm.Stream, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := llm.CheckHistory(req.Items); err != nil {
+	if !m.reads && len(req.History) > 0 {
+		m.bad = append(m.bad, fmt.Sprintf("request %d: %d items in History, which the model does not read", len(m.reqs)+1, len(req.History)))
+	}
+	if err := llm.CheckRequest(req); err != nil {
 		m.bad = append(m.bad, fmt.Sprintf("request %d: %v", len(m.reqs)+1, err))
 	}
-	m.reqs = append(m.reqs, slices.Clone(req.Items))
+	m.reqs = append(m.reqs, slices.Clone(req.Joined()))
 	var first *llm.Item
-	if len(req.Items) > 0 {
-		first = &req.Items[0]
+	if req.Len() > 0 {
+		first = req.At(0)
 	}
 	m.first = append(m.first, first)
 	results := 0
-	for i := range req.Items {
-		if req.Items[i].TurnID == req.TurnID && req.Items[i].Role == llm.RoleTool {
+	for _, it := range req.All() {
+		if it.TurnID == req.TurnID && it.Role == llm.RoleTool {
 			results++
 		}
 	}
@@ -62,6 +68,8 @@ func (m *repeatModel) Stream(_ context.Context, req *llm.Request) (llm.Stream, e
 		{Kind: llm.EventDone, Response: &answerResponse},
 	}}, nil
 }
+
+func (m *repeatModel) ReadsHistory() bool { return m.reads }
 
 func (m *repeatModel) check(t *testing.T) {
 	t.Helper()
@@ -144,6 +152,11 @@ func (nopGuard) Fit(context.Context, guard.History, bool) error {
 
 type nopGuard struct{}
 
+// readingWindow is nopWindow that reads Request.History.
+type readingWindow struct{ nopWindow }
+
+func (readingWindow) ReadsHistory() bool { return true }
+
 func TestTurnsLeaveTheCallersHistoryAlone(t *testing.T) {
 	// Every history has room beyond its length holding other items: a
 	// turn writing there (or anywhere in the array) changes the snapshot.
@@ -159,24 +172,54 @@ func TestTurnsLeaveTheCallersHistoryAlone(t *testing.T) {
 	directive.ID = "t1.9"
 	compaction := llm.UserText("summary")
 	compaction.ID, compaction.Origin = "t1.10", loop.OriginCompaction
-	tests := []struct {
+	type test struct {
 		name    string
 		history []llm.Item
 		carried bool // the second turn is given the first turn's Carry
 		window  bool
-	}{
-		{name: "empty thread", history: withRoom(nil)},
-		{name: "long thread", history: withRoom(threadWith(200))},
-		{name: "thread with a directive and a compaction", history: withRoom(append(threadWith(3), directive, compaction, llm.UserText("after the summary")))},
-		{name: "long thread, carried", history: withRoom(threadWith(200)), carried: true},
-		{name: "long thread, carried, with a context window", history: withRoom(threadWith(200)), carried: true, window: true},
+		// reads: the model (and the window) read Request.History, so
+		// the engine holds the caller's history apart.
+		reads bool
+	}
+	// A long thread with an earlier turn's directive in its middle: the
+	// context before it can be held apart, the rest is copied.
+	directed := slices.Concat(threadWith(100), []llm.Item{directive}, threadWith(100)[1:])
+	for i := 202; i < len(directed); i++ {
+		directed[i].ID = fmt.Sprintf("t2.%d", i)
+		for _, c := range directed[i].Calls() {
+			c2 := *c
+			c2.ID = "b" + c.ID
+			directed[i].Parts = []llm.Part{{Kind: llm.PartCall, Call: &c2}}
+		}
+		if r := directed[i].Result(); r != nil {
+			directed[i] = llm.ToolResult(llm.Result{CallID: "b" + r.CallID, Name: r.Name, Content: r.Content, Status: r.Status})
+			directed[i].ID = fmt.Sprintf("t2.%d", i)
+		}
+	}
+	var tests []test
+	for _, reads := range []bool{false, true} {
+		suffix := ""
+		if reads {
+			suffix = ", history read apart"
+		}
+		tests = append(tests,
+			test{name: "empty thread" + suffix, history: withRoom(nil), reads: reads},
+			test{name: "long thread" + suffix, history: withRoom(threadWith(200)), reads: reads},
+			test{name: "thread with a directive and a compaction" + suffix, history: withRoom(append(threadWith(3), directive, compaction, llm.UserText("after the summary"))), reads: reads},
+			test{name: "long thread, carried" + suffix, history: withRoom(threadWith(200)), carried: true, reads: reads},
+			test{name: "long thread, carried, with a context window" + suffix, history: withRoom(threadWith(200)), carried: true, window: true, reads: reads},
+			test{name: "long thread with a directive, carried" + suffix, history: withRoom(directed), carried: true, reads: reads},
+		)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &repeatModel{calls: 2}
+			m := &repeatModel{calls: 2, reads: tt.reads}
 			o := loop.Options{Model: m, Tools: tool.NewSet(counterTool("counter"))}
 			if tt.window {
 				o.Window = nopWindow{}
+				if tt.reads {
+					o.Window = readingWindow{}
+				}
 			}
 			e, err := loop.New(o)
 			if err != nil {
@@ -478,7 +521,7 @@ type shortenGuard struct{}
 
 func (shortenGuard) Observe(llm.Usage) *event.ContextReport { return nil }
 func (shortenGuard) Fit(_ context.Context, h guard.History, _ bool) error {
-	old := h.Request().Items[2].Result()
+	old := h.Request().At(2).Result()
 	short := *old
 	short.Content = "[shortened]"
 	return h.Shorten(2, llm.ToolResult(short))

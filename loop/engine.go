@@ -28,6 +28,10 @@ type Engine struct {
 	disp *dispatch.Dispatcher
 	// out is the structured answer asked for (Options.Output), or nil.
 	out *outputSpec
+	// split: requests carry the caller's history apart from the turn's
+	// items (llm.Request.History), so a turn does not copy it; only when
+	// the model and the window guard, if any, read it (llm.HistoryReader).
+	split bool
 }
 
 // New returns an engine, or an error saying which option is wrong.
@@ -42,6 +46,7 @@ func New(o Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{o: c, out: out}
+	e.split = llm.ReadsHistory(c.Model) && (c.Window == nil || llm.ReadsHistory(c.Window))
 	e.disp = dispatch.New(dispatch.Config{
 		Tools:          c.Tools,
 		MaxCalls:       c.MaxCallsPerRound,

@@ -18,11 +18,11 @@ func (r *run) interrupted() (*Outcome, error) {
 			firstErr = err
 		}
 	}
-	for _, c := range OpenCalls(r.st.History[r.st.TurnStart:]) {
+	for _, c := range OpenCalls(r.st.TurnItems()) {
 		keep(r.record(llm.ToolResult(llm.Result{CallID: c.ID, Name: c.Name, Content: text, Status: llm.ResultAborted})))
 	}
 	// Placeholders of pauses (ask_user, approvals) never answered.
-	for i := r.st.TurnStart; i < len(r.st.History); i++ {
+	for i := r.st.turn(); i < len(r.st.History); i++ {
 		if res := r.st.History[i].Result(); r.st.History[i].Role == llm.RoleTool && res != nil && res.Status == llm.ResultPending {
 			keep(r.replace(i, llm.ToolResult(llm.Result{CallID: res.CallID, Name: res.Name, Content: text + " before the user answered", Status: llm.ResultAborted})))
 		}
@@ -39,7 +39,8 @@ func (r *run) interrupted() (*Outcome, error) {
 // (llm.OpenCalls, which the store's normalization uses too).
 func OpenCalls(items []llm.Item) []llm.Call { return llm.OpenCalls(items) }
 
-// resultIndex finds the tool item answering callID at or after from.
+// resultIndex finds the tool item answering callID at or after from, in
+// h (a State's History, from its turn()).
 func resultIndex(h []llm.Item, from int, callID string) int {
 	for i := len(h) - 1; i >= from; i-- {
 		if h[i].Role != llm.RoleTool {

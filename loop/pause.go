@@ -134,6 +134,9 @@ func (r *run) waitPauses() (*Outcome, error) {
 }
 
 func (r *run) paused() (*Outcome, error) {
+	// The State is handed out (and marshalled): it holds the whole
+	// context, as it says.
+	r.st.fold()
 	o := r.outcome(StatusPaused, StopAwaitingUser)
 	o.Pause = r.st.Pause
 	o.State = r.st
@@ -157,7 +160,7 @@ func (e *Engine) Resume(ctx context.Context, st *State, a Answer) (*Outcome, err
 	if st.Pause.Kind == tool.PauseApproval && a.Decision == "" {
 		return nil, ErrNoDecision
 	}
-	if resultIndex(st.History, st.TurnStart, a.CallID) < 0 {
+	if resultIndex(st.History, st.turn(), a.CallID) < 0 {
 		return nil, fmt.Errorf("loop: pause state has no result for call %q; the state is damaged", a.CallID)
 	}
 	r := e.newRun(ctx, st)
@@ -186,7 +189,7 @@ func (r *run) applyAnswer(a Answer) error {
 	if a.TurnID != p.TurnID || a.CallID != p.CallID {
 		return &PauseMismatchError{WantTurn: p.TurnID, WantCall: p.CallID, GotTurn: a.TurnID, GotCall: a.CallID}
 	}
-	i := resultIndex(r.st.History, r.st.TurnStart, p.CallID)
+	i := resultIndex(r.st.History, r.st.turn(), p.CallID)
 	if i < 0 {
 		return fmt.Errorf("loop: no result for paused call %q", p.CallID)
 	}
@@ -254,7 +257,7 @@ func (r *run) decide(p *Pause, a Answer) (llm.Result, error) {
 // findCall returns the call with id among this turn's assistant items.
 func (r *run) findCall(id string) *llm.Call {
 	h := r.st.History
-	for i := len(h) - 1; i >= r.st.TurnStart; i-- {
+	for i := len(h) - 1; i >= r.st.turn(); i-- {
 		if h[i].Role != llm.RoleAssistant {
 			continue
 		}
@@ -272,7 +275,7 @@ func (r *run) findCall(id string) *llm.Call {
 func (r *run) dropApprovals(b *dispatch.Batch) error {
 	for _, idx := range b.Approvals {
 		res := b.Results[idx]
-		if i := resultIndex(r.st.History, r.st.TurnStart, res.CallID); i >= 0 {
+		if i := resultIndex(r.st.History, r.st.turn(), res.CallID); i >= 0 {
 			res.Content = "not run: the turn ended before the user approved it"
 			res.Status = llm.ResultNotRun
 			if err := r.replace(i, llm.ToolResult(res)); err != nil {

@@ -29,13 +29,15 @@ func (r *run) record(it llm.Item) error {
 	return nil
 }
 
-// replace swaps the item at index i for it (same id), journaling it.
+// replace swaps the item at index i of History (an item of the turn, so
+// never one of prior) for it (same id), journaling it.
 func (r *run) replace(i int, it llm.Item) error {
 	it.ID = r.st.History[i].ID
 	it.TurnID = r.st.History[i].TurnID
 	r.st.History[i] = it
 	if r.guard != nil {
-		r.edits = append(r.edits, i)
+		// The guard counts the whole context.
+		r.edits = append(r.edits, len(r.st.prior)+i)
 	}
 	if r.ev != nil {
 		r.emit(event.Event{Type: event.ItemAdded, Item: &r.st.History[i]})
@@ -97,9 +99,12 @@ func (r *run) steer() (bool, error) {
 type itemIDs struct {
 	block string // the ids of items from, from+1, …, back to back
 	from  int
-	ends  [maxIDBlock]int // ends[i]: where the id of item from+i ends in block
-	n     int             // ids in block
-	made  int             // blocks made
+	// ends[i]: where the id of item from+i ends in block (a block is at
+	// most maxIDBlock ids of a turn id up to maxIDBlockTurn bytes, or one
+	// id: int32 keeps the run, which holds it, a size class smaller).
+	ends [maxIDBlock]int32
+	n    int // ids in block
+	made int // blocks made
 }
 
 // firstIDBlock ids make a turn's first block (a short turn records few
@@ -115,7 +120,7 @@ const (
 // id returns the id of the turn's item n.
 func (b *itemIDs) id(turn string, n int) string {
 	if i := n - b.from; i >= 0 && i < b.n {
-		start := 0
+		start := int32(0)
 		if i > 0 {
 			start = b.ends[i-1]
 		}
@@ -137,7 +142,7 @@ func (b *itemIDs) id(turn string, n int) string {
 		sb.WriteString(turn)
 		sb.WriteByte('.')
 		sb.Write(strconv.AppendInt(num[:0], int64(n+i), 10))
-		b.ends[i] = sb.Len()
+		b.ends[i] = int32(sb.Len())
 	}
 	b.block, b.from, b.n = sb.String(), n, size
 	return b.block[:b.ends[0]]

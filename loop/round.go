@@ -99,8 +99,10 @@ func (r *run) cutAtDeadline(ctx context.Context, err error) bool {
 	return err != nil && r.ctx.Err() == nil && context.Cause(ctx) == errDeadline
 }
 
-// request prepares the round's request. The history slice is shared, not
-// copied: a round costs the same at item 10 and item 10,000.
+// request prepares the round's request. The context is shared, not
+// copied — its start held apart as History when the engine splits it
+// (State.prior), the rest as Items: a round costs the same at item 10 and
+// item 10,000.
 func (r *run) request(phase llm.Phase) *llm.Request {
 	q := &r.req
 	if v := r.o.Tools.Version(); v != r.specV {
@@ -109,7 +111,7 @@ func (r *run) request(phase llm.Phase) *llm.Request {
 	}
 	q.Model = r.o.ModelName
 	q.System = r.o.System
-	q.Items = r.st.History
+	q.History, q.Items = r.st.prior, r.st.History
 	q.Tools = r.specs
 	q.ToolChoice = llm.ToolChoiceAuto
 	if phase == llm.PhaseFinal {

@@ -15,7 +15,9 @@ type State struct {
 	ThreadID string `json:"thread_id,omitempty"`
 	TurnID   string `json:"turn_id"`
 	// History is the whole context: earlier turns (directives left out) and
-	// this turn's items from TurnStart on.
+	// this turn's items from TurnStart on. While the turn runs, the engine
+	// may hold the context's first items apart (prior) and History the
+	// rest; a State it hands out (Outcome.State) holds them all again.
 	History   []llm.Item `json:"history"`
 	TurnStart int        `json:"turn_start"`
 
@@ -54,6 +56,13 @@ type State struct {
 	// Approved are the tools approved for the whole thread.
 	Approved []string `json:"approved,omitempty"`
 
+	// prior is the start of the context, held apart from History while
+	// the turn runs so that a turn on a long thread need not copy it: a
+	// run of the caller's Turn.History (read only, never written or
+	// appended to), sent as llm.Request.History. Nil when History holds
+	// the whole context; never more than the items before TurnStart.
+	prior []llm.Item
+
 	// carry is what the turn hands on to the thread's next one.
 	carry carry
 }
@@ -64,8 +73,39 @@ const stateVersion = 1
 // TurnItems returns the items this turn added. The slice has no room
 // beyond its items: appending to it never writes the engine's history.
 func (s *State) TurnItems() []llm.Item {
-	if s.TurnStart > len(s.History) {
+	t := s.turn()
+	if t < 0 || t > len(s.History) {
 		return nil
 	}
-	return s.History[s.TurnStart:len(s.History):len(s.History)]
+	return s.History[t:len(s.History):len(s.History)]
+}
+
+// size returns the number of items of the context: prior's and History's.
+func (s *State) size() int { return len(s.prior) + len(s.History) }
+
+// at returns item i of the context.
+func (s *State) at(i int) *llm.Item {
+	if i < len(s.prior) {
+		return &s.prior[i]
+	}
+	return &s.History[i-len(s.prior)]
+}
+
+// turn returns the index in History of the turn's first item (TurnStart
+// counts prior's items too).
+func (s *State) turn() int { return s.TurnStart - len(s.prior) }
+
+// fold makes History hold the whole context again, prior's items copied
+// in front of its own, for what needs the context as one slice the engine
+// owns: a guard shortening an item of prior (which is the caller's), a
+// compaction, a State handed out. Indexes into the context, TurnStart
+// included, stay what they were.
+func (s *State) fold() {
+	if len(s.prior) == 0 {
+		s.prior = nil
+		return
+	}
+	h := make([]llm.Item, 0, s.size()+turnRoom)
+	h = append(append(h, s.prior...), s.History...)
+	s.prior, s.History = nil, h
 }

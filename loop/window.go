@@ -26,8 +26,8 @@ type Window = guard.Window
 type Guard = guard.Guard
 
 // History is what a Guard sees of a turn and may change (guard.History):
-// the request about to be sent, whose Items are the turn's history
-// (shared, not copied).
+// the request about to be sent, whose items (History, then Items) are the
+// turn's context (shared, not copied).
 type History struct {
 	r   *run
 	req *llm.Request
@@ -35,11 +35,13 @@ type History struct {
 
 var _ guard.History = (*History)(nil)
 
-// Request returns the request about to be sent. Its Items are the history;
-// the guard must not modify them except through History's methods.
+// Request returns the request about to be sent. Its items are the
+// context; the guard must not modify them except through History's
+// methods.
 func (h *History) Request() *llm.Request { return h.req }
 
-// TurnStart returns the index in Request().Items of the turn's first item.
+// TurnStart returns the index among Request()'s items of the turn's first
+// item.
 func (h *History) TurnStart() int { return h.r.st.TurnStart }
 
 // Edited returns the indexes of items replaced since the guard's last Fit
@@ -49,18 +51,27 @@ func (h *History) Edited() []int { return h.r.edits }
 
 // Shorten replaces item i for the rest of the turn (a long old tool result
 // cut down). It is not journaled: the store keeps the item as recorded, and
-// a later turn's guard shortens it again if it must.
+// a later turn's guard shortens it again if it must. An item of the
+// caller's history held apart (the request's History) is never written:
+// the context is copied into the engine's own slice first, and the request
+// sends it from there.
 func (h *History) Shorten(i int, it llm.Item) error {
-	items := h.r.st.History
-	if i < 0 || i >= len(items) {
-		return fmt.Errorf("loop: shorten: item %d out of range (history of %d)", i, len(items))
+	st := h.r.st
+	if n := st.size(); i < 0 || i >= n {
+		return fmt.Errorf("loop: shorten: item %d out of range (history of %d)", i, n)
 	}
-	old := &items[i]
+	old := st.at(i)
 	if it.Role != old.Role || old.Role == llm.RoleTool && (it.Result() == nil || old.Result() == nil || it.Result().CallID != old.Result().CallID) {
 		return fmt.Errorf("loop: shorten: item %d must keep its role and the call it answers", i)
 	}
+	if i < len(st.prior) {
+		st.fold()
+		h.req.History, h.req.Items = nil, st.History
+	}
+	i -= len(st.prior)
+	old = &st.History[i]
 	it.ID, it.TurnID, it.Origin = old.ID, old.TurnID, old.Origin
-	items[i] = it
+	st.History[i] = it
 	// Shortened for this turn only: the next turn starts from the
 	// thread's items as recorded.
 	h.r.st.carry.dirty = true
@@ -104,6 +115,10 @@ func (h *History) Summarize(ctx context.Context, req *llm.Request) (string, erro
 // call in it.
 func (h *History) Compact(summary llm.Item, keepFrom int) error {
 	r := h.r
+	// The kept items are copied below; the context as one slice first
+	// (what the compaction replaces is left as it was).
+	r.st.fold()
+	h.req.History, h.req.Items = nil, r.st.History
 	old := r.st.History
 	if keepFrom < 0 || keepFrom > len(old) {
 		return fmt.Errorf("loop: compact: keepFrom %d out of range (history of %d)", keepFrom, len(old))
@@ -158,7 +173,7 @@ func (h *History) Compact(summary llm.Item, keepFrom int) error {
 			first = err
 		}
 	}
-	h.req.Items = r.st.History
+	h.req.History, h.req.Items = nil, r.st.History
 	return first
 }
 
@@ -237,7 +252,7 @@ func (e *Engine) Compact(ctx context.Context, t Turn) (*Outcome, error) {
 	}
 	st := &State{Version: stateVersion, ThreadID: t.ThreadID, TurnID: id, Approved: t.Approved}
 	e.begin(st, t)
-	if len(st.History) == 0 {
+	if st.size() == 0 {
 		return nil, errors.New("loop: the thread has no history to compact")
 	}
 	r := e.newRun(ctx, st)

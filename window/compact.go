@@ -39,20 +39,20 @@ const (
 // It refuses, without calling the model, when even that would not fit.
 func (g *keeper) compact(ctx context.Context, h guard.History, segs [numSegments]int, reserve int) error {
 	req := h.Request()
-	items := req.Items
-	keepFrom := len(items)
-	if a := lastAssistant(items); a >= h.TurnStart() {
+	n := req.Len()
+	keepFrom := n
+	if a := lastAssistant(req); a >= h.TurnStart() {
 		keepFrom = a
 	}
 	if keepFrom == 0 {
 		return g.tooBig(g.input(g.estimate(segs)), reserve)
 	}
-	quotes, quoted := g.quotes(items[:keepFrom], h.TurnStart())
+	quotes, quoted := g.quotes(req, keepFrom, h.TurnStart())
 
 	// What compaction cannot shrink: the system prompt, the tools, the
 	// kept round, the quotes and the answer's room.
 	floor := segs[System] + segs[Instructions] + segs[Memory] + segs[Knowledge] + segs[Skills] + segs[Tools] + requestOverhead + itemOverhead + g.w.k.text(compactionHeader) + quoted
-	for i := keepFrom; i < len(items); i++ {
+	for i := keepFrom; i < n; i++ {
 		floor += int(g.led.tokens[i])
 	}
 	// After compaction the provider's last count no longer applies: only
@@ -93,16 +93,17 @@ func (g *keeper) compact(ctx context.Context, h guard.History, segs [numSegments
 	return nil
 }
 
-// quotes returns the user's messages to quote verbatim, oldest first, and
-// their tokens: every message of the current turn (from turnStart), and
-// earlier ones, newest first, while they fit KeepUserTokens. Messages an
-// earlier compaction quoted count as the user's.
-func (g *keeper) quotes(items []llm.Item, turnStart int) ([]string, int) {
+// quotes returns the user's messages before item end to quote verbatim,
+// oldest first, and their tokens: every message of the current turn (from
+// turnStart), and earlier ones, newest first, while they fit
+// KeepUserTokens. Messages an earlier compaction quoted count as the
+// user's.
+func (g *keeper) quotes(req *llm.Request, end, turnStart int) ([]string, int) {
 	var out []string
 	tokens, earlier := 0, 0
 	full := false
-	for i := len(items) - 1; i >= 0 && !full; i-- {
-		it := &items[i]
+	for i := end - 1; i >= 0 && !full; i-- {
+		it := req.At(i)
 		if it.Role != llm.RoleUser {
 			continue
 		}
@@ -144,16 +145,16 @@ func (g *keeper) quotes(items []llm.Item, turnStart int) ([]string, int) {
 // out, cut before an assistant item so every result keeps its call, and a
 // note says so.
 func (g *keeper) summaryRequest(req *llm.Request, segs [numSegments]int) (*llm.Request, error) {
-	items := req.Items
+	n := req.Len()
 	fixed := g.estimate(segs) - g.led.total() + g.w.k.text(summaryPrompt) + itemOverhead
 	rest := g.led.total()
 	from := 0
 	for g.input(fixed+rest)+g.w.c.SummaryMaxOutput > g.w.c.Window {
 		next := from + 1
-		for next < len(items) && items[next].Role != llm.RoleAssistant {
+		for next < n && req.At(next).Role != llm.RoleAssistant {
 			next++
 		}
-		if next >= len(items) {
+		if next >= n {
 			return nil, errors.New("window: the history is too big to summarize even from its latest round")
 		}
 		for i := from; i < next; i++ {
@@ -164,12 +165,14 @@ func (g *keeper) summaryRequest(req *llm.Request, segs [numSegments]int) (*llm.R
 		}
 		from = next
 	}
-	sent := make([]llm.Item, 0, len(items)-from+2)
+	sent := make([]llm.Item, 0, n-from+2)
 	if from > 0 {
 		// Requests start with a user message on every provider.
 		sent = append(sent, llm.Directive(leftOut))
 	}
-	sent = append(sent, items[from:]...)
+	for i := from; i < n; i++ {
+		sent = append(sent, *req.At(i))
+	}
 	sent = append(sent, llm.Directive(summaryPrompt))
 	s := &llm.Request{
 		Model:           req.Model,

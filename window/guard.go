@@ -117,7 +117,7 @@ func (g *keeper) Observe(u llm.Usage) *event.ContextReport {
 // count brings the counts up to req and returns its input segments and
 // their sum (the estimate).
 func (g *keeper) count(req *llm.Request, edited []int) (segs [numSegments]int, est int) {
-	g.led.sync(req.Items, edited)
+	g.led.sync(req, edited)
 	if !g.sysCached || req.System != g.system {
 		g.system, g.sysCached = req.System, true
 		g.sysSegs = g.w.systemSegments(req.System)
@@ -196,10 +196,11 @@ func isTooBig(err error) bool {
 
 func percent(share float64) string { return fmt.Sprintf("%g %%", share*100) }
 
-// lastAssistant returns the index of the last assistant item, or -1.
-func lastAssistant(items []llm.Item) int {
-	for i := len(items) - 1; i >= 0; i-- {
-		if items[i].Role == llm.RoleAssistant {
+// lastAssistant returns the index of the request's last assistant item, or
+// -1.
+func lastAssistant(req *llm.Request) int {
+	for i := req.Len() - 1; i >= 0; i-- {
+		if req.At(i).Role == llm.RoleAssistant {
 			return i
 		}
 	}

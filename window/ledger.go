@@ -13,22 +13,23 @@ type ledger struct {
 	sums     [numSegments]int
 }
 
-// sync brings the ledger up to items: it counts again the edited items and
-// counts the new ones. A history shorter than what was counted was
-// replaced; it is counted from scratch.
-func (l *ledger) sync(items []llm.Item, edited []int) {
-	if len(items) < len(l.tokens) {
+// sync brings the ledger up to the request's items: it counts again the
+// edited items and counts the new ones. A history shorter than what was
+// counted was replaced; it is counted from scratch.
+func (l *ledger) sync(req *llm.Request, edited []int) {
+	n := req.Len()
+	if n < len(l.tokens) {
 		l.reset()
 	}
 	for _, i := range edited {
 		if i >= 0 && i < len(l.tokens) {
-			l.set(i, &items[i])
+			l.set(i, req.At(i))
 		}
 	}
-	for i := len(l.tokens); i < len(items); i++ {
+	for i := len(l.tokens); i < n; i++ {
 		l.tokens = append(l.tokens, 0)
 		l.segs = append(l.segs, 0)
-		l.set(i, &items[i])
+		l.set(i, req.At(i))
 	}
 }
 

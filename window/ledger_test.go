@@ -41,11 +41,14 @@ func TestLedgerIncrementalMatchesCold(t *testing.T) {
 			h[100] = llm.ToolResult(llm.Result{CallID: h[100].Result().CallID, Name: "read_file", Content: "replaced by the user's answer"})
 			edited = []int{100}
 		}
-		inc.sync(h[:n], edited)
+		// The first 150 items arrive as the request's History, the rest
+		// as its Items: counted as one history.
+		split := min(n, 150)
+		inc.sync(&llm.Request{History: h[:split], Items: h[split:n]}, edited)
 	}
-	inc.sync(h, nil)
+	inc.sync(&llm.Request{History: h[:150], Items: h[150:]}, nil)
 	cold := newLedger(Encoding(O200k))
-	cold.sync(h, nil)
+	cold.sync(&llm.Request{Items: h}, nil)
 	if inc.sums != cold.sums {
 		t.Errorf("incremental sums %v, cold %v", inc.sums, cold.sums)
 	}
@@ -77,11 +80,11 @@ func TestLedgerCountsEverythingSent(t *testing.T) {
 
 func TestLedgerStartsOverOnAShorterHistory(t *testing.T) {
 	l := newLedger(Encoding(O200k))
-	l.sync(thread(50), nil)
+	l.sync(&llm.Request{Items: thread(50)}, nil)
 	short := thread(2)
-	l.sync(short, nil)
+	l.sync(&llm.Request{Items: short}, nil)
 	cold := newLedger(Encoding(O200k))
-	cold.sync(short, nil)
+	cold.sync(&llm.Request{Items: short}, nil)
 	if l.sums != cold.sums {
 		t.Errorf("after a compaction-like reset: %v, want %v", l.sums, cold.sums)
 	}

@@ -17,12 +17,12 @@ type candidate struct{ i, tokens int }
 // again at once). It returns how many it shortened and about how many
 // tokens it cut.
 func (g *keeper) shorten(h guard.History, used, limit int) (n, cut int) {
-	items := h.Request().Items
-	last := lastAssistant(items)
+	req := h.Request()
+	last := lastAssistant(req)
 	keep := g.w.c.ShortenTo
 	var cands []candidate
 	for i := 0; i < last; i++ {
-		if items[i].Role == llm.RoleTool && int(g.led.tokens[i]) > 2*keep {
+		if req.At(i).Role == llm.RoleTool && int(g.led.tokens[i]) > 2*keep {
 			cands = append(cands, candidate{i, int(g.led.tokens[i])})
 		}
 	}
@@ -32,12 +32,13 @@ func (g *keeper) shorten(h guard.History, used, limit int) (n, cut int) {
 		if used <= target {
 			break
 		}
-		it, ok := g.shortened(items, c.i)
+		it, ok := g.shortened(req, c.i)
 		if !ok || h.Shorten(c.i, it) != nil {
 			continue
 		}
 		before := int(g.led.tokens[c.i])
-		g.led.set(c.i, &items[c.i])
+		// Read again: Shorten may have moved the items.
+		g.led.set(c.i, req.At(c.i))
 		d := before - int(g.led.tokens[c.i])
 		used -= int(g.ratio * float64(d))
 		n++
@@ -48,13 +49,13 @@ func (g *keeper) shorten(h guard.History, used, limit int) (n, cut int) {
 
 // shortened returns the tool result at i cut in the middle, with a marker
 // that says how to see it whole again: the same call.
-func (g *keeper) shortened(items []llm.Item, i int) (llm.Item, bool) {
-	res := items[i].Result()
+func (g *keeper) shortened(req *llm.Request, i int) (llm.Item, bool) {
+	res := req.At(i).Result()
 	if res == nil {
 		return llm.Item{}, false
 	}
 	how := "Call " + orTool(res.Name) + " again with the same arguments"
-	if c := callOf(items, i, res.CallID); c != nil && len(c.Args) <= 300 {
+	if c := callOf(req, i, res.CallID); c != nil && len(c.Args) <= 300 {
 		how += " (" + c.Args + ")"
 	}
 	r := *res
@@ -70,12 +71,13 @@ func (g *keeper) shortened(items []llm.Item, i int) (llm.Item, bool) {
 
 // callOf finds the call a result at i answers: in the assistant item
 // before it.
-func callOf(items []llm.Item, i int, id string) *llm.Call {
+func callOf(req *llm.Request, i int, id string) *llm.Call {
 	for j := i - 1; j >= 0; j-- {
-		if items[j].Role != llm.RoleAssistant {
+		it := req.At(j)
+		if it.Role != llm.RoleAssistant {
 			continue
 		}
-		for _, c := range items[j].Calls() {
+		for _, c := range it.Calls() {
 			if c.ID == id {
 				return c
 			}

@@ -115,6 +115,10 @@ func New(c Config) (*Window, error) {
 // Guard returns the guard of one turn run (guard.Window).
 func (w *Window) Guard() guard.Guard { return w.newGuard() }
 
+// ReadsHistory implements llm.HistoryReader: the guard counts, shortens
+// and compacts the request's History and Items alike.
+func (w *Window) ReadsHistory() bool { return true }
+
 // Estimated reports whether the window or the counter is a guess.
 func (w *Window) Estimated() bool {
 	return w.c.WindowEstimated || !w.exact || w.c.Counter.Name() == Heuristic

@@ -107,6 +107,10 @@ func New(opts Options) (*Model, error) {
 // Messages API's own JSON output is in beta for some models only).
 func (m *Model) OutputMode() llm.OutputMode { return llm.OutputTool }
 
+// ReadsHistory implements llm.HistoryReader: the messages are built from
+// the request's History and Items in turn.
+func (m *Model) ReadsHistory() bool { return true }
+
 // Stream sends one request. Errors before the response (a refused
 // connection, an error status) are returned from Stream, streaming or not.
 // A turn the API pauses (pause_turn) is continued within the stream

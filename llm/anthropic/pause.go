@@ -79,7 +79,8 @@ func (s *pausingStream) resume(r *llm.Response) error {
 		}
 	}
 	next := *s.req
-	// The engine's history is shared: appended to a copy.
+	// The engine's items are shared: appended to a copy (History, the
+	// thread's before the turn, is sent again as it is).
 	next.Items = append(append(make([]llm.Item, 0, len(s.req.Items)+len(s.paused)), s.req.Items...), s.paused...)
 	cur, err := s.m.stream(s.ctx, &next)
 	if err != nil {

@@ -68,7 +68,7 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, *float64, error)
 	if system != "" {
 		p.System = []sdk.TextBlockParam{{Text: system}}
 	}
-	p.Messages = messages(req.Items, m.opts.TextTools)
+	p.Messages = messages(req, m.opts.TextTools)
 	if !m.opts.TextTools {
 		p.Tools, p.ToolChoice = tools(req, m.opts.ParallelToolCalls, m.opts.ThinkingBudget > 0)
 	}
@@ -94,7 +94,7 @@ func defaultMaxTokens(model string) int {
 	}
 }
 
-// messages converts history to Messages turns. Adjacent user-role and tool
+// messages converts the request's items to Messages turns. Adjacent user-role and tool
 // items become one user message holding the tool_result blocks first, then
 // the text, as the API requires results to lead the message that answers a
 // tool_use.
@@ -102,8 +102,8 @@ func defaultMaxTokens(model string) int {
 // In text tool mode (DESIGN §5.2) calls go back in the DSML text format at
 // the end of their assistant message, as the model writes them, and results
 // as one text block leading the user message that follows.
-func messages(items []llm.Item, textTools bool) []sdk.MessageParam {
-	out := make([]sdk.MessageParam, 0, len(items))
+func messages(req *llm.Request, textTools bool) []sdk.MessageParam {
+	out := make([]sdk.MessageParam, 0, req.Len())
 	var results, texts []sdk.ContentBlockParamUnion
 	var textResults []llm.Result
 	flushUser := func() {
@@ -119,8 +119,7 @@ func messages(items []llm.Item, textTools bool) []sdk.MessageParam {
 		out = append(out, sdk.NewUserMessage(blocks...))
 		results, texts = nil, nil
 	}
-	for i := range items {
-		it := &items[i]
+	for _, it := range req.All() {
 		switch it.Role {
 		case llm.RoleUser:
 			for _, p := range it.Parts {
@@ -269,7 +268,7 @@ func tools(req *llm.Request, parallel *bool, thinking bool) ([]sdk.ToolUnionPara
 	specs := req.Tools
 	choice := req.ToolChoice
 	if len(specs) == 0 {
-		specs = calledTools(req.Items)
+		specs = calledTools(req)
 		choice = llm.ToolChoiceNone
 	}
 	if len(specs) == 0 {
@@ -320,15 +319,16 @@ func inputSchema(schema json.RawMessage) sdk.ToolInputSchemaParam {
 	return param.Override[sdk.ToolInputSchemaParam](schema)
 }
 
-// calledTools lists, once each and in order, the tools called in items.
-func calledTools(items []llm.Item) []llm.ToolSpec {
+// calledTools lists, once each and in order, the tools called in the
+// request's items.
+func calledTools(req *llm.Request) []llm.ToolSpec {
 	var specs []llm.ToolSpec
 	seen := make(map[string]bool)
-	for i := range items {
-		if items[i].Role != llm.RoleAssistant {
+	for _, it := range req.All() {
+		if it.Role != llm.RoleAssistant {
 			continue
 		}
-		for _, c := range items[i].Calls() {
+		for _, c := range it.Calls() {
 			if !seen[c.Name] {
 				seen[c.Name] = true
 				specs = append(specs, llm.ToolSpec{Name: c.Name})

@@ -51,6 +51,10 @@ func (c *Chat) OutputMode() llm.OutputMode {
 	return llm.OutputNative
 }
 
+// ReadsHistory implements llm.HistoryReader: the body is encoded from
+// the request's History and Items in turn.
+func (c *Chat) ReadsHistory() bool { return true }
+
 // Stream implements llm.Model. A request with tools that the server refuses
 // with an [llm.ToolsUnsupported] error — a structured code, or a known
 // local server's wording (refusesTools) — is sent again in text tool mode,

@@ -145,8 +145,7 @@ func (c *Chat) appendMessages(b []byte, req *llm.Request, textTools bool) ([]byt
 			b = appendTextMessage(b, "user", text)
 		}
 	}
-	for i := range req.Items {
-		it := &req.Items[i]
+	for i, it := range req.All() {
 		switch it.Role {
 		case llm.RoleUser:
 			user.text(it.Text())

@@ -37,14 +37,14 @@ func joinText(a, b string) string {
 // the items after the last user input.
 func currentTurnStart(req *llm.Request) int {
 	if req.TurnID != "" {
-		for i := range req.Items {
-			if req.Items[i].TurnID == req.TurnID {
+		for i, it := range req.All() {
+			if it.TurnID == req.TurnID {
 				return i
 			}
 		}
 	}
-	for i := len(req.Items) - 1; i >= 0; i-- {
-		it := &req.Items[i]
+	for i := req.Len() - 1; i >= 0; i-- {
+		it := req.At(i)
 		if it.Role == llm.RoleUser && it.Origin == llm.OriginInput {
 			return i
 		}

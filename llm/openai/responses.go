@@ -45,6 +45,10 @@ func (r *Responses) OutputMode() llm.OutputMode {
 	return llm.OutputNative
 }
 
+// ReadsHistory implements llm.HistoryReader: the input is encoded from
+// the request's History and Items in turn.
+func (r *Responses) ReadsHistory() bool { return true }
+
 // Stream implements llm.Model.
 func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	body, err := r.responsesBody(req, !r.opts.NoStream)

@@ -36,13 +36,13 @@ func (r *Responses) responsesBody(req *llm.Request, stream bool) ([]byte, error)
 	}
 	if o.replaced("input") {
 		// Replaced by the extra field, but still checked.
-		if _, err := r.appendInput(nil, req.Items, textTools); err != nil {
+		if _, err := r.appendInput(nil, req, textTools); err != nil {
 			return nil, err
 		}
 	} else {
 		o.key("input")
 		var err error
-		if o.b, err = r.appendInput(o.b, req.Items, textTools); err != nil {
+		if o.b, err = r.appendInput(o.b, req, textTools); err != nil {
 			return nil, err
 		}
 	}
@@ -123,8 +123,9 @@ func responsesForced(b []byte, name string) []byte {
 	return append(b, '}')
 }
 
-// appendInput appends the input array: the items of responsesInput.
-func (r *Responses) appendInput(b []byte, items []llm.Item, textTools bool) ([]byte, error) {
+// appendInput appends the input array: the request's items (History, then
+// Items) as responsesInput makes them.
+func (r *Responses) appendInput(b []byte, req *llm.Request, textTools bool) ([]byte, error) {
 	b = append(b, '[')
 	first := true
 	open := func() {
@@ -141,8 +142,7 @@ func (r *Responses) appendInput(b []byte, items []llm.Item, textTools bool) ([]b
 		}
 	}
 	k := msgKind{assistant: true, textTools: textTools}
-	for i := range items {
-		it := &items[i]
+	for i, it := range req.All() {
 		switch it.Role {
 		case llm.RoleUser:
 			user.text(it.Text())

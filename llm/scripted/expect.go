@@ -12,12 +12,12 @@ import (
 // hold, saying what was expected and what was received.
 func (e *Expect) check(req *llm.Request, problems []string) []string {
 	if r := e.Result; r != nil {
-		problems = r.check(req.Items, problems)
+		problems = r.check(req, problems)
 	}
 	if t := e.LastUser; t != nil {
-		text, ok := lastUser(req.Items)
+		text, ok := lastUser(req)
 		if !ok {
-			problems = append(problems, "expected a trailing user message; "+describeLast(req.Items))
+			problems = append(problems, "expected a trailing user message; "+describeLast(req))
 		} else {
 			problems = t.check("the last user message", text, problems)
 		}
@@ -69,7 +69,7 @@ func (t *TextExpect) check(what, got string, problems []string) []string {
 	return problems
 }
 
-func (r *ResultExpect) check(items []llm.Item, problems []string) []string {
+func (r *ResultExpect) check(req *llm.Request, problems []string) []string {
 	var what string
 	switch {
 	case r.Call != "":
@@ -79,7 +79,7 @@ func (r *ResultExpect) check(items []llm.Item, problems []string) []string {
 	default:
 		what = "the latest tool result"
 	}
-	res := findResult(items, r.Call, r.Tool)
+	res := findResult(req, r.Call, r.Tool)
 	if res == nil {
 		return append(problems, fmt.Sprintf("expected %s; the history has none", what))
 	}
@@ -98,12 +98,13 @@ func (r *ResultExpect) check(items []llm.Item, problems []string) []string {
 
 // findResult returns the latest result answering call id, else the latest
 // of tool name, else the latest of all.
-func findResult(items []llm.Item, call, tool string) *llm.Result {
-	for i := len(items) - 1; i >= 0; i-- {
-		if items[i].Role != llm.RoleTool {
+func findResult(req *llm.Request, call, tool string) *llm.Result {
+	for i := req.Len() - 1; i >= 0; i-- {
+		it := req.At(i)
+		if it.Role != llm.RoleTool {
 			continue
 		}
-		res := items[i].Result()
+		res := it.Result()
 		switch {
 		case res == nil:
 		case call != "":
@@ -123,29 +124,30 @@ func findResult(items []llm.Item, call, tool string) *llm.Result {
 
 // lastUser returns the text of the trailing user-role items, which adapters
 // send as one message.
-func lastUser(items []llm.Item) (string, bool) {
-	i := len(items)
-	for i > 0 && items[i-1].Role == llm.RoleUser {
+func lastUser(req *llm.Request) (string, bool) {
+	n := req.Len()
+	i := n
+	for i > 0 && req.At(i-1).Role == llm.RoleUser {
 		i--
 	}
-	switch len(items) - i {
+	switch n - i {
 	case 0:
 		return "", false
 	case 1:
-		return items[i].Text(), true
+		return req.At(i).Text(), true
 	}
-	texts := make([]string, 0, len(items)-i)
-	for ; i < len(items); i++ {
-		texts = append(texts, items[i].Text())
+	texts := make([]string, 0, n-i)
+	for ; i < n; i++ {
+		texts = append(texts, req.At(i).Text())
 	}
 	return strings.Join(texts, "\n"), true
 }
 
-func describeLast(items []llm.Item) string {
-	if len(items) == 0 {
+func describeLast(req *llm.Request) string {
+	if req.Len() == 0 {
 		return "the history is empty"
 	}
-	last := &items[len(items)-1]
+	last := req.At(req.Len() - 1)
 	switch last.Role {
 	case llm.RoleTool:
 		if r := last.Result(); r != nil {

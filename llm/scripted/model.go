@@ -66,6 +66,10 @@ func New(s Script, opts ...Option) *Model {
 	return m
 }
 
+// ReadsHistory implements llm.HistoryReader: expectations and the
+// history check read the request's History and Items in turn.
+func (m *Model) ReadsHistory() bool { return true }
+
 // A script is checked after a one-shot turn (session.Config.Verify).
 var _ llm.Verifier = (*Model)(nil)
 
@@ -101,7 +105,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error
 
 	var problems []string
 	if m.checkHistory {
-		if err := llm.CheckHistory(req.Items); err != nil {
+		if err := llm.CheckRequest(req); err != nil {
 			problems = append(problems, "history breaks the invariants: "+strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
 	}
@@ -201,10 +205,14 @@ func decimalLen(x int) int {
 	return n
 }
 
+// copyRequest copies a request for Requests: everything it sends is in the
+// copy's Items (History's items first), so a test reads one slice.
 func copyRequest(req *llm.Request) llm.Request {
 	c := *req
-	// The engine shares its history slice and appends to it later.
-	c.Items = slices.Clone(req.Items)
+	// The engine shares its slices and appends to Items later.
+	c.Items = append(make([]llm.Item, 0, req.Len()), req.History...)
+	c.Items = append(c.Items, req.Items...)
+	c.History = nil
 	c.Tools = slices.Clone(req.Tools)
 	return c
 }
@@ -248,7 +256,8 @@ func (m *Model) Verify() error {
 }
 
 // Requests returns copies of the requests received, in order, when the
-// model was made with [RecordRequests].
+// model was made with [RecordRequests]. A copy holds everything its
+// request sent in Items; its History is empty.
 func (m *Model) Requests() []llm.Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
