@@ -3,7 +3,6 @@ package llm
 import (
 	"errors"
 	"fmt"
-	"iter"
 )
 
 // CheckHistory verifies the history invariants of DESIGN §2.5, which must
@@ -16,22 +15,17 @@ import (
 //
 // It returns nil or an error listing every violation. Tests run it on every
 // request a model receives.
-func CheckHistory(items []Item) error {
-	return checkItems(func(yield func(int, *Item) bool) {
-		for i := range items {
-			if !yield(i, &items[i]) {
-				return
-			}
-		}
-	}, len(items))
-}
+func CheckHistory(items []Item) error { return checkItems(nil, items) }
 
 // CheckRequest is CheckHistory of everything req sends: its History, then
 // its Items.
-func CheckRequest(req *Request) error { return checkItems(req.All(), req.Len()) }
+func CheckRequest(req *Request) error { return checkItems(req.History, req.Items) }
 
-// checkItems is CheckHistory of the n items of all.
-func checkItems(all iter.Seq2[int, *Item], n int) error {
+// checkItems is CheckHistory of history's items, then items'. It indexes
+// the two slices rather than ranging over an iterator: a check that runs
+// on every request of a scripted test allocated its loop's closures.
+func checkItems(history, items []Item) error {
+	n := len(history) + len(items)
 	var errs []error
 	seen := make(map[string]int)  // call id -> item index of its call
 	open := make(map[string]bool) // calls of the latest assistant item still unanswered
@@ -45,7 +39,13 @@ func checkItems(all iter.Seq2[int, *Item], n int) error {
 		clear(open)
 		openOrder = openOrder[:0]
 	}
-	for i, it := range all {
+	for i := range n {
+		var it *Item
+		if i < len(history) {
+			it = &history[i]
+		} else {
+			it = &items[i-len(history)]
+		}
 		switch it.Role {
 		case RoleAssistant:
 			closeOpen(i)
