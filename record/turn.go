@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/reinhq/rein/llm"
@@ -50,4 +51,30 @@ type Turn struct {
 	// keeps it whole; lists of turns leave it out (it holds the whole
 	// history).
 	State json.RawMessage
+}
+
+// OutputSpecText is how a store keeps t.OutputSpec, the structured answer
+// the turn asks for: its JSON, or "" for none. Every store writes the same
+// text, so a thread moved between them reads the same.
+func (t Turn) OutputSpecText() (string, error) {
+	if t.OutputSpec == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(t.OutputSpec)
+	if err != nil {
+		return "", fmt.Errorf("turn %s output schema: %w", t.ID, err)
+	}
+	return string(b), nil
+}
+
+// ParseOutputSpec reads what OutputSpecText wrote for turn turnID.
+func ParseOutputSpec(turnID, s string) (*llm.Output, error) {
+	if s == "" {
+		return nil, nil
+	}
+	o := new(llm.Output)
+	if err := json.Unmarshal([]byte(s), o); err != nil {
+		return nil, fmt.Errorf("turn %s output schema: %w", turnID, err)
+	}
+	return o, nil
 }

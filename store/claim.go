@@ -47,9 +47,9 @@ func (s *Store) ClaimTurn(ctx context.Context, t record.Turn) (Claim, error) {
 			return Claim{}, fmt.Errorf("store: turn %s input: %w", t.ID, err)
 		}
 	}
-	spec, err := outputSpecJSON(t)
+	spec, err := t.OutputSpecText()
 	if err != nil {
-		return Claim{}, err
+		return Claim{}, fmt.Errorf("store: %w", err)
 	}
 	now := time.Now()
 	started := t.Started

@@ -76,9 +76,9 @@ func (s *Store) SaveTurn(ctx context.Context, t record.Turn) error {
 			return fmt.Errorf("store: turn %s input: %w", t.ID, err)
 		}
 	}
-	spec, err := outputSpecJSON(t)
+	spec, err := t.OutputSpecText()
 	if err != nil {
-		return err
+		return fmt.Errorf("store: %w", err)
 	}
 	now := time.Now()
 	started := t.Started

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/record"
 )
 
@@ -83,8 +82,8 @@ FROM turns t WHERE t.thread = ? ORDER BY t.seq`, threadID)
 		if err := rows.Scan(&t.ID, &t.Seq, &t.Status, &t.StopReason, &t.Answer, &t.Error, &usage, &t.Cost, &t.Rounds, &t.SettlementRounds, &t.ToolSteps, &input, &started, &ended, &pause, &output, &spec); err != nil {
 			return nil, fmt.Errorf("store: turns: %w", err)
 		}
-		if t.OutputSpec, err = parseOutputSpec(t.ID, spec); err != nil {
-			return nil, err
+		if t.OutputSpec, err = record.ParseOutputSpec(t.ID, spec); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
 		}
 		if output != "" {
 			t.Output = json.RawMessage(output)
@@ -113,29 +112,4 @@ FROM turns t WHERE t.thread = ? ORDER BY t.seq`, threadID)
 		return nil, fmt.Errorf("store: turns: %w", err)
 	}
 	return turns, nil
-}
-
-// outputSpecJSON is the stored form of the structured answer a turn asks
-// for: empty for none.
-func outputSpecJSON(t record.Turn) (string, error) {
-	if t.OutputSpec == nil {
-		return "", nil
-	}
-	b, err := json.Marshal(t.OutputSpec)
-	if err != nil {
-		return "", fmt.Errorf("store: turn %s output schema: %w", t.ID, err)
-	}
-	return string(b), nil
-}
-
-// parseOutputSpec reads what outputSpecJSON stored.
-func parseOutputSpec(turnID, s string) (*llm.Output, error) {
-	if s == "" {
-		return nil, nil
-	}
-	o := new(llm.Output)
-	if err := json.Unmarshal([]byte(s), o); err != nil {
-		return nil, fmt.Errorf("store: turn %s output schema: %w", turnID, err)
-	}
-	return o, nil
 }

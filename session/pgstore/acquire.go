@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/session"
 )
 
@@ -137,8 +138,8 @@ ORDER BY status = 'running' DESC, seq LIMIT 1 FOR UPDATE`, threadID).Scan(&id, &
 		return Taken{}, 0, fmt.Errorf("pgstore: acquire %s: %w", threadID, err)
 	}
 	t := Taken{Turn: session.Turn{ID: id, ThreadID: threadID, Status: session.TurnInProgress, Started: time.Unix(0, started)}}
-	if t.Turn.OutputSpec, err = parseOutputSpec(id, spec); err != nil {
-		return Taken{}, 0, err
+	if t.Turn.OutputSpec, err = record.ParseOutputSpec(id, spec); err != nil {
+		return Taken{}, 0, fmt.Errorf("pgstore: %w", err)
 	}
 	if status == statusQueued {
 		var running bool

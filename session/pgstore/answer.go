@@ -38,9 +38,9 @@ func (s *Store) ClaimAnswer(ctx context.Context, t session.Turn, a loop.Answer) 
 	if err != nil {
 		return session.Claim{}, err
 	}
-	spec, err := outputSpecJSON(t)
+	spec, err := t.OutputSpecText()
 	if err != nil {
-		return session.Claim{}, err
+		return session.Claim{}, fmt.Errorf("pgstore: %w", err)
 	}
 	started := t.Started
 	if started.IsZero() {

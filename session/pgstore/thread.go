@@ -328,8 +328,8 @@ func queryTurnsWhere(ctx context.Context, q pgx.Tx, threadID, and string) ([]ses
 			&input, &started, &ended, &pause, &state, &expired, &output, &spec); err != nil {
 			return nil, false, fmt.Errorf("pgstore: turns of %s: %w", threadID, err)
 		}
-		if t.OutputSpec, err = parseOutputSpec(t.ID, spec); err != nil {
-			return nil, false, err
+		if t.OutputSpec, err = record.ParseOutputSpec(t.ID, spec); err != nil {
+			return nil, false, fmt.Errorf("pgstore: %w", err)
 		}
 		if output != "" {
 			t.Output = json.RawMessage(output)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/record"
 	"github.com/reinhq/rein/session"
 )
@@ -60,9 +59,9 @@ func (s *Store) SaveTurn(ctx context.Context, t session.Turn) error {
 	if err != nil {
 		return err
 	}
-	spec, err := outputSpecJSON(t)
+	spec, err := t.OutputSpecText()
 	if err != nil {
-		return err
+		return fmt.Errorf("pgstore: %w", err)
 	}
 	now := time.Now()
 	started := t.Started
@@ -142,32 +141,7 @@ WHERE id = $1`,
 // turnFields are a turn's columns as stored that a claim writes.
 type turnFields struct {
 	input string // inputJSON
-	spec  string // outputSpecJSON
-}
-
-// outputSpecJSON is the stored form of the structured answer a turn asks
-// for: empty for none.
-func outputSpecJSON(t session.Turn) (string, error) {
-	if t.OutputSpec == nil {
-		return "", nil
-	}
-	b, err := json.Marshal(t.OutputSpec)
-	if err != nil {
-		return "", fmt.Errorf("pgstore: turn %s output schema: %w", t.ID, err)
-	}
-	return string(b), nil
-}
-
-// parseOutputSpec reads what outputSpecJSON stored.
-func parseOutputSpec(turnID, s string) (*llm.Output, error) {
-	if s == "" {
-		return nil, nil
-	}
-	o := new(llm.Output)
-	if err := json.Unmarshal([]byte(s), o); err != nil {
-		return nil, fmt.Errorf("pgstore: turn %s output schema: %w", turnID, err)
-	}
-	return o, nil
+	spec  string // record.Turn.OutputSpecText
 }
 
 // inputJSON is the stored input of a turn.
@@ -197,9 +171,9 @@ func (s *Store) ClaimTurn(ctx context.Context, t session.Turn) (session.Claim, e
 	if err != nil {
 		return session.Claim{}, err
 	}
-	spec, err := outputSpecJSON(t)
+	spec, err := t.OutputSpecText()
 	if err != nil {
-		return session.Claim{}, err
+		return session.Claim{}, fmt.Errorf("pgstore: %w", err)
 	}
 	started := t.Started
 	if started.IsZero() {
