@@ -55,8 +55,10 @@ func (c *conn) mayUse(ctx context.Context, id string) error {
 	if c.who.admin() || c.mine.has(id) {
 		return nil
 	}
-	th, err := c.s.c.Sessions.ResumeThread(ctx, id)
-	if errors.Is(err, session.ErrThreadNotFound) || (err == nil && th.Owner != c.who.name) {
+	// The owner is read without loading the thread: another token's thread
+	// is neither held nor started by a refused call.
+	owner, err := c.s.c.Sessions.ThreadOwner(ctx, id)
+	if errors.Is(err, session.ErrThreadNotFound) || (err == nil && owner != c.who.name) {
 		return noThread(id)
 	}
 	if err != nil {
