@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -34,17 +33,9 @@ func (s *Store) ClaimAnswer(ctx context.Context, t session.Turn, a loop.Answer) 
 	if err != nil {
 		return session.Claim{}, fmt.Errorf("pgstore: answer of turn %s: %w", t.ID, err)
 	}
-	input, err := inputJSON(t)
+	f, started, err := claimFields(t)
 	if err != nil {
 		return session.Claim{}, err
-	}
-	spec, err := t.OutputSpecText()
-	if err != nil {
-		return session.Claim{}, fmt.Errorf("pgstore: %w", err)
-	}
-	started := t.Started
-	if started.IsZero() {
-		started = time.Now()
 	}
 	var c session.Claim
 	var fence int64
@@ -65,7 +56,7 @@ func (s *Store) ClaimAnswer(ctx context.Context, t session.Turn, a loop.Answer) 
 			return fmt.Errorf("thread %s: turn %s is %s: %w", t.ThreadID, t.ID, status, ErrTurnEnded)
 		}
 		var n int64
-		c, fence, n, err = s.claim(ctx, tx, t, turnFields{input: input, spec: spec}, started, 0)
+		c, fence, n, err = s.claim(ctx, tx, t, f, started, 0)
 		if err != nil {
 			return err
 		}

@@ -167,24 +167,16 @@ func (s *Store) ClaimTurn(ctx context.Context, t session.Turn) (session.Claim, e
 	if t.ID == "" || t.ThreadID == "" {
 		return session.Claim{}, errors.New("pgstore: ClaimTurn: the turn needs an id and a thread id")
 	}
-	input, err := inputJSON(t)
+	f, started, err := claimFields(t)
 	if err != nil {
 		return session.Claim{}, err
-	}
-	spec, err := t.OutputSpecText()
-	if err != nil {
-		return session.Claim{}, fmt.Errorf("pgstore: %w", err)
-	}
-	started := t.Started
-	if started.IsZero() {
-		started = time.Now()
 	}
 	var c session.Claim
 	var fence int64
 	held := s.fence(t.ID)
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var n int64
-		c, fence, n, err = s.claim(ctx, tx, t, turnFields{input: input, spec: spec}, started, held)
+		c, fence, n, err = s.claim(ctx, tx, t, f, started, held)
 		c.Items = int(n)
 		return err
 	})
@@ -193,6 +185,25 @@ func (s *Store) ClaimTurn(ctx context.Context, t session.Turn) (session.Claim, e
 	}
 	s.hold(t.ID, fence)
 	return c, nil
+}
+
+// claimFields are the columns a claim of t writes, and when t started
+// (now, for a turn that names no start): what ClaimTurn and ClaimAnswer
+// both prepare before their transaction.
+func claimFields(t session.Turn) (turnFields, time.Time, error) {
+	input, err := inputJSON(t)
+	if err != nil {
+		return turnFields{}, time.Time{}, err
+	}
+	spec, err := t.OutputSpecText()
+	if err != nil {
+		return turnFields{}, time.Time{}, fmt.Errorf("pgstore: %w", err)
+	}
+	started := t.Started
+	if started.IsZero() {
+		started = time.Now()
+	}
+	return turnFields{input: input, spec: spec}, started, nil
 }
 
 // claim is ClaimTurn inside tx; held is the token this node holds the turn
