@@ -33,14 +33,13 @@ func (r *Round) check(k *call) (refusal string) {
 		return errorText(fmt.Sprintf("%s cannot be called: its input schema is invalid", name), d.redact(err.Error()), "")
 	}
 	args := []byte(k.llm.Args)
-	obj, err := v.Check(args)
-	if err != nil {
+	if err := v.Accept(args); err != nil {
 		return d.redact(err.Error())
 	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = []byte("{}")
 	}
-	k.tool, k.args, k.obj, k.pauses = t, args, obj, spec.Pauses
+	k.tool, k.args, k.pauses = t, args, spec.Pauses
 	if dec, ok := t.(tool.Decoder); ok {
 		// Here, on the stream reader's goroutine (tool.Decoder says why);
 		// a failure is the tool's to report when it runs.
@@ -81,14 +80,18 @@ func (r *Round) duplicateOf(k *call) *call {
 	return nil
 }
 
-// canonical computes the call's canonical arguments once; encoding/json
-// writes map keys sorted, which is what makes it canonical.
+// canonical computes the call's canonical arguments once, when a round
+// has two calls of one tool to compare: decoded, then encoded again, as
+// encoding/json writes map keys sorted, which is what makes it canonical.
+// The check did not decode them (tool.Validator.Accept).
 func canonical(k *call) string {
 	if k.canon == "" {
-		b, err := json.Marshal(k.obj)
-		if err != nil {
-			// Decoded JSON always encodes; fall back to the raw text.
-			b = k.args
+		var obj any
+		b := k.args
+		if json.Unmarshal(k.args, &obj) == nil {
+			if enc, err := json.Marshal(obj); err == nil {
+				b = enc
+			}
 		}
 		k.canon = string(b)
 	}

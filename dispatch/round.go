@@ -100,7 +100,6 @@ type call struct {
 	llm   llm.Call
 	tool  tool.Tool
 	args  json.RawMessage
-	obj   map[string]any
 	// input is args as the tool's Decoder decoded them, or nil.
 	input   any
 	canon   string // canonical arguments, computed when first compared

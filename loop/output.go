@@ -239,7 +239,7 @@ func (o *outputSpec) answer(text string) (json.RawMessage, error) {
 	if text == "" {
 		return nil, errors.New("the answer is empty")
 	}
-	if _, err := o.check.Check([]byte(text)); err != nil {
+	if err := o.check.Accept([]byte(text)); err != nil {
 		var ae *tool.ArgsError
 		if errors.As(err, &ae) {
 			return nil, problems(ae)

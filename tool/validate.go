@@ -38,6 +38,9 @@ type Validator struct {
 	// so the walk alone judges and the library's slower, allocating
 	// validation is skipped. FuzzCheck holds the two to the same verdicts.
 	simple bool
+	// plan is the schema as Accept reads the arguments' bytes against it,
+	// when it is simple and plain enough (acceptbytes.go); else nil.
+	plan *bytePlan
 	// tree is the schema decoded as plain JSON, kept when it is not
 	// simple: a check first counts what the library would do with it
 	// (schemacost.go).
@@ -174,6 +177,8 @@ func NewValidator(s Spec) (v *Validator, err error) {
 	v.simple = simpleSchema(tree, tree, true)
 	if !v.simple {
 		v.tree, v.insts = tree, insts
+	} else if p := planOf(walker{root: root, v: v}, root, 0); p != nil && p.kind == kindObject {
+		v.plan = p
 	}
 	_, emptyErr := v.Check([]byte("{}"))
 	v.emptyOK = emptyErr == nil
