@@ -63,10 +63,10 @@ func (a *Agent) forget(id string) {
 			_ = a.sched.Interrupt(ctx, id, cur.ID)
 		}
 	}
+	// The scheduler tells the runtime (session.Config.Forgotten).
 	if !a.sched.Forget(id) {
 		return
 	}
-	a.rt.Forget(id)
 	if a.mem == nil {
 		return
 	}

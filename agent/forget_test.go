@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"context"
 	"testing"
 
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/scripted"
 	"github.com/reinhq/rein/provider"
 	"github.com/reinhq/rein/record"
+	"github.com/reinhq/rein/session"
 )
 
 // TestForgetDropsTheThreadsModel: the model a runtime opened for a thread
@@ -52,5 +55,54 @@ func TestForgetDropsTheThreadsModel(t *testing.T) {
 	r.mu.Unlock()
 	if n != 2 {
 		t.Errorf("%d models held, want 2", n)
+	}
+}
+
+// TestTheSchedulerForgettingAThreadDropsItsModel: the scheduler a runtime
+// starts tells it of each thread it drops from memory (a library thread
+// done with, a server's idle thread swept), so the runtime lets go of the
+// thread's model too. Before, a server sweeping idle threads kept the
+// model (and tool set) of every thread it swept.
+func TestTheSchedulerForgettingAThreadDropsItsModel(t *testing.T) {
+	m, err := scripted.Parse([]byte("rounds:\n  - text: hi\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRuntime(RuntimeConfig{
+		NoWorkspace: true, Defaults: record.Settings{Model: "scripted:x"}, Threads: session.NewMemStore(),
+		Open: func(s provider.Spec) (*provider.Resolved, error) {
+			return &provider.Resolved{Spec: s, Model: m}, nil
+		},
+	})
+	defer r.Close()
+	s, err := r.Scheduler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	th, err := s.CreateThread(t.Context(), session.ThreadConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu, err := s.Start(t.Context(), th.ID, llm.UserText("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end, err := s.Wait(t.Context(), th.ID, tu.ID); err != nil || end.Status != session.TurnCompleted {
+		t.Fatalf("turn: %+v, %v", end, err)
+	}
+	held := func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.models)
+	}
+	if n := held(); n != 1 {
+		t.Fatalf("%d models held after the turn, want 1", n)
+	}
+	if !s.Forget(th.ID) {
+		t.Fatal("the idle thread was not forgotten")
+	}
+	if n := held(); n != 0 {
+		t.Errorf("%d models held after the scheduler forgot the thread, want 0", n)
 	}
 }

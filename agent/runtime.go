@@ -168,7 +168,7 @@ func (r *Runtime) Session() (session.Config, error) {
 	if r.c.Store == nil && r.c.Threads == nil {
 		return session.Config{}, errors.New("agent: the runtime has no store; give RuntimeConfig.Store or Threads")
 	}
-	c := session.Config{Setup: r.Setup, Input: r.Seed, Events: r.c.Events, Control: r.c.Control}
+	c := session.Config{Setup: r.Setup, Input: r.Seed, Events: r.c.Events, Control: r.c.Control, Forgotten: r.Forget}
 	if r.c.Threads != nil {
 		c.Store = r.c.Threads
 		if ts, ok := r.c.Threads.(session.TraceStore); ok {
@@ -377,15 +377,17 @@ func (r *Runtime) model(th record.Thread, spec provider.Spec) (modelCaps, error)
 	return mc, nil
 }
 
-// Forget drops the model the runtime opened for a thread (opened again
-// on its next run): for a door that forgets threads it is done with
-// (session.Scheduler.Forget), such as a library agent making a thread per
-// request, so that what the runtime holds does not grow with every
-// thread it ever ran.
+// Forget drops the model the runtime opened for a thread and the thread's
+// own tool set (a set load_tools grew; both made again on its next run),
+// so that what the runtime holds does not grow with every thread it ever
+// ran. The scheduler Session configures calls it for every thread it
+// drops from memory: a library agent's thread it is done with, a
+// server's idle thread swept (session.Config.Forgotten).
 func (r *Runtime) Forget(threadID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.models, threadID)
+	delete(r.tools, threadID)
 }
 
 // Setup returns the engine options of a run of thread th: a

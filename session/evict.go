@@ -44,6 +44,7 @@ func (s *Scheduler) EvictIdle(idle time.Duration, keep int) int {
 			continue
 		}
 		if s.forgetUnused(h.id, h.th, h.used) {
+			s.forgotten(h.id)
 			n++
 			left--
 		}

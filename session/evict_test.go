@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -41,10 +42,20 @@ func TestEvictIdleForgetsOnlyIdleThreads(t *testing.T) {
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	var mu sync.Mutex
 	scripts := map[string]*scripted.Model{}
+	var forgotten []string // what Config.Forgotten was told, in order
+	told := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Sorted(slices.Values(forgotten))
+	}
 	s, err := session.New(session.Config{Store: st, Now: clk.Now, Setup: func(_ context.Context, th session.Thread) (loop.Options, func(), error) {
 		mu.Lock()
 		defer mu.Unlock()
 		return loop.Options{Model: scripts[th.ID], Tools: tool.NewSet(gateTool("look", started, release))}, nil, nil
+	}, Forgotten: func(id string) {
+		mu.Lock()
+		defer mu.Unlock()
+		forgotten = append(forgotten, id)
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +104,15 @@ func TestEvictIdleForgetsOnlyIdleThreads(t *testing.T) {
 	if n := s.EvictIdle(time.Minute, 0); n != 1 || s.Held() != 2 {
 		t.Fatalf("after the idle time: forgot %d, holds %d; want the idle thread only", n, s.Held())
 	}
+	if got := told(); !slices.Equal(got, []string{idle}) {
+		t.Fatalf("Config.Forgotten was told %q, want the idle thread %q alone", got, idle)
+	}
+	if s.Forget(busy) || s.Forget(watched) {
+		t.Fatal("Forget dropped a thread with a running turn or a subscriber")
+	}
+	if got := told(); len(got) != 1 {
+		t.Fatalf("Config.Forgotten was told %q: threads still held", got)
+	}
 
 	// The running turn ends, the subscriber leaves: they go a idle time
 	// after, not at once.
@@ -108,6 +128,9 @@ func TestEvictIdleForgetsOnlyIdleThreads(t *testing.T) {
 	clk.add(2 * time.Minute)
 	if n := s.EvictIdle(time.Minute, 0); n != 2 || s.Held() != 0 {
 		t.Errorf("forgot %d, holds %d; want both now idle", n, s.Held())
+	}
+	if got, want := told(), slices.Sorted(slices.Values([]string{idle, busy, watched})); !slices.Equal(got, want) {
+		t.Errorf("Config.Forgotten was told %q, want %q", got, want)
 	}
 
 	// Named again, the forgotten thread is loaded with its history.

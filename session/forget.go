@@ -16,6 +16,16 @@ func (s *Scheduler) Forget(threadID string) bool {
 	if !ok {
 		return true
 	}
+	if !s.drop(threadID, th) {
+		return false
+	}
+	s.forgotten(threadID)
+	return true
+}
+
+// drop removes th, known as id, from memory unless something of it is
+// going on; it reports whether th is no longer held.
+func (s *Scheduler) drop(id string, th *thread) bool {
 	// th.mu before s.mu, as launch takes them.
 	th.mu.Lock()
 	defer th.mu.Unlock()
@@ -24,10 +34,17 @@ func (s *Scheduler) Forget(threadID string) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.threads[threadID] == th {
-		delete(s.threads, threadID)
+	if s.threads[id] == th {
+		delete(s.threads, id)
 	}
 	return true
+}
+
+// forgotten tells Config.Forgotten of a thread dropped from memory.
+func (s *Scheduler) forgotten(id string) {
+	if s.c.Forgotten != nil {
+		s.c.Forgotten(id)
+	}
 }
 
 // subscribed reports whether the hub has a subscriber.

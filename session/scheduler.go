@@ -67,6 +67,12 @@ type Config struct {
 	// value). It is called on the run's goroutine and must not modify the
 	// outcome.
 	Outcome func(th Thread, out *loop.Outcome)
+	// Forgotten, when not nil, is told the id of each thread the scheduler
+	// dropped from its memory (Forget, EvictIdle), after it did and
+	// outside its locks: what a door keeps per thread (the runtime's
+	// opened model, a thread's own tool set) goes with it, so that a
+	// server sweeping idle threads does not keep what it swept.
+	Forgotten func(threadID string)
 }
 
 // Input rewrites the input of turn turnID of thread th before the engine
