@@ -317,28 +317,12 @@ func (r *byteReader) stringValue(p *bytePlan) bool {
 	return (p.minLen < 0 || n >= p.minLen) && (p.maxLen < 0 || n <= p.maxLen)
 }
 
-// number reads an integer of at most 15 digits, which a float64 holds
-// exactly; a fraction, an exponent or more digits are Check's to judge.
+// number reads an integer (byteReader.integer); a fraction, an exponent
+// or a long number is Check's to judge.
 func (r *byteReader) number(p *bytePlan) bool {
-	neg := r.next('-')
-	start := r.i
-	var n int64
-	for r.i < len(r.b) && '0' <= r.b[r.i] && r.b[r.i] <= '9' {
-		n = n*10 + int64(r.b[r.i]-'0')
-		r.i++
-	}
-	digits := r.i - start
-	if digits == 0 || digits > 15 || digits > 1 && r.b[start] == '0' {
+	n, ok := r.integer()
+	if !ok {
 		return false
-	}
-	if r.i < len(r.b) {
-		switch r.b[r.i] {
-		case '.', 'e', 'E':
-			return false
-		}
-	}
-	if neg {
-		n = -n
 	}
 	f := float64(n)
 	return (!p.hasMin || f >= p.min) && (!p.hasMax || f <= p.max)
