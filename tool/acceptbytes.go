@@ -70,6 +70,12 @@ const (
 	kindObject
 )
 
+// kinds are the JSON types a plan reads, by their schema names.
+var kinds = map[string]byteKind{
+	"string": kindString, "integer": kindInteger, "number": kindNumber,
+	"boolean": kindBoolean, "array": kindArray, "object": kindObject,
+}
+
 // maxPlanDepth bounds the schema nesting a plan follows; a deeper (or
 // recursive) schema has no plan and is judged by Check.
 const maxPlanDepth = 16
@@ -98,20 +104,7 @@ func planOf(w walker, s *jsonschema.Schema, depth int) *bytePlan {
 	if len(ts) != 1 {
 		return nil
 	}
-	switch ts[0] {
-	case "string":
-		p.kind = kindString
-	case "integer":
-		p.kind = kindInteger
-	case "number":
-		p.kind = kindNumber
-	case "boolean":
-		p.kind = kindBoolean
-	case "array":
-		p.kind = kindArray
-	case "object":
-		p.kind = kindObject
-	default:
+	if p.kind = kinds[ts[0]]; p.kind == 0 {
 		return nil
 	}
 	if len(s.Enum) > 0 {
@@ -354,43 +347,52 @@ func (r *byteReader) array(p *bytePlan) bool {
 }
 
 func (r *byteReader) object(p *bytePlan) bool {
+	var seen uint64
+	return r.members(func(key []byte) bool {
+		i := p.prop(key)
+		if i < 0 || seen&(1<<i) != 0 {
+			// An unknown field is refused by a closed object, and a
+			// repeated one is decoded as its last value: Check's.
+			return false
+		}
+		seen |= 1 << i
+		return r.value(p.props[i].plan)
+	}) && seen&p.required == p.required
+}
+
+// members reads an object, calling value with each member's key and the
+// reader at the member's value, which value reads. A key with an escape
+// is not vouched for: its name is not its bytes.
+func (r *byteReader) members(value func(key []byte) bool) bool {
 	if !r.next('{') {
 		return false
 	}
 	r.space()
-	var seen uint64
-	if !r.next('}') {
-		for {
-			r.space()
-			key, escaped, ok := r.str()
-			if !ok || escaped {
-				return false
-			}
-			i := p.prop(key)
-			if i < 0 || seen&(1<<i) != 0 {
-				// An unknown field is refused by a closed object, and
-				// a repeated one is decoded as its last value: Check's.
-				return false
-			}
-			seen |= 1 << i
-			r.space()
-			if !r.next(':') {
-				return false
-			}
-			r.space()
-			if !r.value(p.props[i].plan) {
-				return false
-			}
-			r.space()
-			if r.next('}') {
-				break
-			}
-			if !r.next(',') {
-				return false
-			}
+	if r.next('}') {
+		return true
+	}
+	for {
+		r.space()
+		key, escaped, ok := r.str()
+		if !ok || escaped {
+			return false
+		}
+		r.space()
+		if !r.next(':') {
+			return false
+		}
+		r.space()
+		if !value(key) {
+			return false
+		}
+		r.space()
+		if r.next('}') {
+			return true
+		}
+		if !r.next(',') {
+			return false
 		}
 	}
-	return seen&p.required == p.required
 }
 
 func (p *bytePlan) prop(key []byte) int {

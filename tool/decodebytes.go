@@ -111,40 +111,12 @@ func plainName(s string) bool {
 func (d *flatDecoder) decode(b []byte, dst reflect.Value) bool {
 	r := byteReader{b: b}
 	r.space()
-	if !r.next('{') {
-		return false
-	}
+	ok := r.members(func(key []byte) bool {
+		f := d.field(key)
+		return f != nil && r.set(f, dst.Field(f.index))
+	})
 	r.space()
-	if !r.next('}') {
-		for {
-			r.space()
-			key, escaped, ok := r.str()
-			if !ok || escaped {
-				return false
-			}
-			f := d.field(key)
-			if f == nil {
-				return false
-			}
-			r.space()
-			if !r.next(':') {
-				return false
-			}
-			r.space()
-			if !r.set(f, dst.Field(f.index)) {
-				return false
-			}
-			r.space()
-			if r.next('}') {
-				break
-			}
-			if !r.next(',') {
-				return false
-			}
-		}
-	}
-	r.space()
-	return r.i == len(r.b)
+	return ok && r.i == len(r.b)
 }
 
 func (d *flatDecoder) field(key []byte) *flatField {
