@@ -197,3 +197,26 @@ func FuzzFlatDecoder(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkTypedDecode(b *testing.B) {
+	typed := New("read", "Read.", func(context.Context, struct {
+		Path  string `json:"path"`
+		Limit int    `json:"limit,omitempty"`
+	}) (Output, error) {
+		return Text("ok"), nil
+	}).(Decoder)
+	for _, bb := range []struct{ name, args string }{
+		{"bytes", `{"path":"internal/x/y.go","limit":200}`},
+		{"escaped", `{"path":"internal/x/y\u002ego","limit":200}`}, // encoding/json's
+	} {
+		args := json.RawMessage(bb.args)
+		b.Run(bb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := typed.Decode(args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
