@@ -52,6 +52,9 @@ type bytePlan struct {
 	maxItems       int       // -1 when unset
 	props          []byteProp
 	required       uint64 // bit i: props[i] is required
+	// open: the object allows other fields, whose values are only read
+	// as JSON (byteReader.skip).
+	open bool
 }
 
 type byteProp struct {
@@ -81,10 +84,9 @@ var kinds = map[string]byteKind{
 const maxPlanDepth = 16
 
 // planOf builds the plan of s, or returns nil when the reader cannot judge
-// s alone: no type, or more than one besides null, a non-string enum, an array without
-// items, an object with more than 64 properties, a required field that is
-// not a property, or an object schema that allows other fields (the reader
-// does not skip values it has no plan for).
+// s alone: no type, or more than one besides null, a non-string enum, an
+// array without items, an object with more than 64 properties, or a
+// required field that is not a property.
 func planOf(w walker, s *jsonschema.Schema, depth int) *bytePlan {
 	s = w.deref(s, 0)
 	if s == nil || depth > maxPlanDepth {
@@ -146,9 +148,10 @@ func planOf(w walker, s *jsonschema.Schema, depth int) *bytePlan {
 			return nil
 		}
 	case kindObject:
-		if len(s.Properties) > 64 || !w.closed(s) {
+		if len(s.Properties) > 64 {
 			return nil
 		}
+		p.open = !w.closed(s)
 		for _, name := range sortedKeys(s.Properties) {
 			sub := planOf(w, s.Properties[name], depth+1)
 			if sub == nil {
@@ -322,34 +325,93 @@ func (r *byteReader) number(p *bytePlan) bool {
 }
 
 func (r *byteReader) array(p *bytePlan) bool {
+	n := 0
+	return r.elements(func() bool {
+		n++
+		return r.value(p.items)
+	}) && (p.minItems < 0 || n >= p.minItems) && (p.maxItems < 0 || n <= p.maxItems)
+}
+
+// elements reads an array, calling value with the reader at each element,
+// which value reads.
+func (r *byteReader) elements(value func() bool) bool {
 	if !r.next('[') {
 		return false
 	}
 	r.space()
-	n := 0
-	if !r.next(']') {
-		for {
-			r.space()
-			if !r.value(p.items) {
-				return false
-			}
-			n++
-			r.space()
-			if r.next(']') {
-				break
-			}
-			if !r.next(',') {
-				return false
-			}
+	if r.next(']') {
+		return true
+	}
+	for {
+		r.space()
+		if !value() {
+			return false
+		}
+		r.space()
+		if r.next(']') {
+			return true
+		}
+		if !r.next(',') {
+			return false
 		}
 	}
-	return (p.minItems < 0 || n >= p.minItems) && (p.maxItems < 0 || n <= p.maxItems)
+}
+
+// maxSkipDepth bounds the nesting of a value skip reads.
+const maxSkipDepth = 32
+
+// skip reads any JSON value, the value of a field an open object allows
+// without a schema: the walk does not look at it, but encoding/json must
+// decode it. It vouches for less than encoding/json takes — no exponent,
+// at most 15 integer digits (a float64 holds it), no escaped keys, at
+// most maxSkipDepth levels — and leaves the rest to Check.
+func (r *byteReader) skip(depth int) bool {
+	if r.i >= len(r.b) || depth > maxSkipDepth {
+		return false
+	}
+	switch r.b[r.i] {
+	case '"':
+		_, _, ok := r.str()
+		return ok
+	case '{':
+		return r.members(func([]byte) bool { return r.skip(depth + 1) })
+	case '[':
+		return r.elements(func() bool { return r.skip(depth + 1) })
+	case 't':
+		return r.literal("true")
+	case 'f':
+		return r.literal("false")
+	case 'n':
+		return r.literal("null")
+	}
+	r.next('-')
+	start := r.i
+	for r.i < len(r.b) && '0' <= r.b[r.i] && r.b[r.i] <= '9' {
+		r.i++
+	}
+	digits := r.i - start
+	if digits == 0 || digits > 15 || digits > 1 && r.b[start] == '0' {
+		return false
+	}
+	if r.next('.') {
+		start = r.i
+		for r.i < len(r.b) && '0' <= r.b[r.i] && r.b[r.i] <= '9' {
+			r.i++
+		}
+		if r.i == start {
+			return false
+		}
+	}
+	return r.i == len(r.b) || r.b[r.i] != 'e' && r.b[r.i] != 'E'
 }
 
 func (r *byteReader) object(p *bytePlan) bool {
 	var seen uint64
 	return r.members(func(key []byte) bool {
 		i := p.prop(key)
+		if i < 0 && p.open {
+			return r.skip(0)
+		}
 		if i < 0 || seen&(1<<i) != 0 {
 			// An unknown field is refused by a closed object, and a
 			// repeated one is decoded as its last value: Check's.

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -35,11 +36,7 @@ const plainSchema = `{
 // against, every call is accepted or refused as Check does, with Check's
 // message, whether the reader vouched for it or handed it on.
 func TestAcceptGivesCheckVerdictAndMessage(t *testing.T) {
-	v := mustValidator(t, plainSchema)
-	if v.plan == nil {
-		t.Fatal("the plain schema has no byte plan")
-	}
-	for _, args := range []string{
+	closed := []string{
 		``, `{}`, ` {"path":"a"} `, `{"path":"a","limit":7,"mode":"hex","all":true,"note":"x\n\u00e9"}`,
 		`{"path":"héllo"}`, `{"path":"123456789"}`, `{"path":""}`, `{"path":"a\u0062"}`,
 		`{"path":"a","limit":1001}`, `{"path":"a","limit":-6}`, `{"path":"a","limit":-5}`, `{"path":"a","limit":1.5}`,
@@ -51,15 +48,46 @@ func TestAcceptGivesCheckVerdictAndMessage(t *testing.T) {
 		`{"path":"a","edits":[{"new":"y"}]}`, `{"path":"a","edits":[{"old":"x","z":1}]}`, `{"path":"a","edits":[{"old":"x"},]}`,
 		`{"path":"a",}`, `{"path":"a"} x`, `[]`, `null`, `{"path":null}`, `{"path":"a\x01"}`, `{"pa\u0074h":"a"}`,
 		`{"path":"\xff\xfe"}`, `{"path":"a","note":"\q"}`, `{"path":"a","note":"\u12"}`, `{"path":"a"`, `{"path"`, `{`,
+	}
+	// askSchema's objects are open: other fields' values are read as JSON.
+	open := []string{
+		`{"questions":[{"prompt":"?"}]}`, `{"questions":[{"prompt":"?","x":1}],"y":{"z":[1.5,-0.25,true,false,null,"s\n"]}}`,
+		`{"questions":[{"prompt":"?"}],"y":1e400}`, `{"questions":[{"prompt":"?"}],"y":1e2}`, `{"questions":[{"prompt":"?"}],"y":-}`,
+		`{"questions":[{"prompt":"?"}],"y":1.}`, `{"questions":[{"prompt":"?"}],"y":01}`, `{"questions":[{"prompt":"?"}],"y":nul}`,
+		`{"questions":[{"prompt":"?"}],"y":[1,]}`, `{"questions":[{"prompt":"?"}],"y":{"a":1,}}`, `{"questions":[{"prompt":"?"}],"y":{"\u0061":1}}`,
+		`{"questions":[{"prompt":"?"}],"y":12345678901234567890}`, `{"questions":[{"prompt":""}],"y":1}`, `{"questions":[],"y":1}`,
+		`{"questions":[{"prompt":"?"}],"y":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`,
+		`{"questions":[{"prompt":"?"}],"y":` + strings.Repeat("[", 40) + strings.Repeat("]", 39) + `}`,
+		`{"questions":[{"prompt":"?"}],"questions":[]}`, `{"y":1}`,
+	}
+	for _, tt := range []struct {
+		schema string
+		args   []string
+		// vouched are read by the plan alone, decoding nothing.
+		vouched []string
+	}{
+		{plainSchema, closed, []string{closed[3], `{"path":"a","edits":[{"old":"x","new":"y"}]}`}},
+		{askSchema, open, open[:2]},
 	} {
-		_, want := v.Check([]byte(args))
-		got := v.Accept([]byte(args))
-		if (got == nil) != (want == nil) {
-			t.Errorf("%q: Accept %v, Check %v", args, got, want)
-			continue
+		v := mustValidator(t, tt.schema)
+		if v.plan == nil {
+			t.Fatalf("%s has no byte plan", tt.schema)
 		}
-		if got != nil && got.Error() != want.Error() {
-			t.Errorf("%q: Accept says %q, Check %q", args, got, want)
+		for _, args := range tt.vouched {
+			if !v.plan.accepts([]byte(args)) {
+				t.Errorf("%q: the plan did not vouch for it", args)
+			}
+		}
+		for _, args := range tt.args {
+			_, want := v.Check([]byte(args))
+			got := v.Accept([]byte(args))
+			if (got == nil) != (want == nil) {
+				t.Errorf("%q: Accept %v, Check %v", args, got, want)
+				continue
+			}
+			if got != nil && got.Error() != want.Error() {
+				t.Errorf("%q: Accept says %q, Check %q", args, got, want)
+			}
 		}
 	}
 }
@@ -83,7 +111,7 @@ func TestPlainSchemasGetAPlan(t *testing.T) {
 		{string(typed.Spec().Schema), true},
 		{plainSchema, true},
 		{readSchema, true},
-		{askSchema, false}, // open objects: an unknown field's value is not read
+		{askSchema, true}, // open objects: an unknown field's value is read as JSON
 		{`{"type":"object","properties":{"a":{"type":["string","null"]}},"additionalProperties":false}`, true},
 		{`{"type":"object","properties":{"a":{"type":["string","integer"]}},"additionalProperties":false}`, false},
 		{`{"type":"object","properties":{"a":{"enum":[1,2]}},"additionalProperties":false}`, false},
@@ -125,6 +153,8 @@ func FuzzAccept(f *testing.F) {
 		{plainSchema, `{"path":"","limit":1.5}`},
 		{readSchema, `{"path":"a.go","mode":"hex"}`},
 		{readSchema, `{"limit":"x","extra":1}`},
+		{askSchema, `{"questions":[{"prompt":"?","x":{"y":[1.5,-0,true,null,"z"]}}],"more":{}}`},
+		{askSchema, `{"questions":[{"prompt":"?"}],"big":1e400,"deep":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`},
 		{`{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer","minimum":0}}},"additionalProperties":false}`, `{"a":[1,-1]}`},
 		{`{"type":"object","properties":{"a":{"type":"boolean"}},"required":["a"],"additionalProperties":false}`, `{"a":false}`},
 		{`{"type":"object","properties":{"a":{"type":["null","array"],"items":{"type":"string"}},"b":{"type":["string","null"],"enum":["x"]}},"additionalProperties":false}`, `{"a":null,"b":null}`},
@@ -133,7 +163,7 @@ func FuzzAccept(f *testing.F) {
 	}
 	// Random schemas seldom have a plan: the arguments are also held
 	// against fixed ones that do.
-	plain := []*Validator{mustValidator(f, plainSchema), mustValidator(f, readSchema), mustValidator(f,
+	plain := []*Validator{mustValidator(f, plainSchema), mustValidator(f, readSchema), mustValidator(f, askSchema), mustValidator(f,
 		`{"type":"object","properties":{"a":{"type":["null","array"],"items":{"type":"number","minimum":0}},"b":{"type":["string","null"],"enum":["x"]},"c":{"type":"boolean"}},"required":["c"],"additionalProperties":false}`)}
 	f.Fuzz(func(t *testing.T, schema, args string) {
 		for _, v := range plain {
