@@ -8,7 +8,6 @@ package loop
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -115,6 +114,7 @@ type run struct {
 	e     *Engine
 	o     *Options
 	ctx   context.Context
+	jctx  context.Context // ctx without its cancellation (journalCtx)
 	st    *State
 	ev    event.Handler
 	began time.Time
@@ -402,11 +402,6 @@ func (r *run) finished(o *Outcome) {
 	if r.ev != nil {
 		r.emit(event.Event{Type: event.TurnCompleted, Status: string(o.Status), Code: string(o.StopReason), Turn: o.Summary()})
 	}
-}
-
-// NewID returns a fresh random id with a prefix, such as "turn_…".
-func NewID(prefix string) string {
-	return prefix + "_" + strings.ToLower(rand.Text()[:16])
 }
 
 // approve records a tool approved for the whole thread.
