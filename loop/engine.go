@@ -55,11 +55,33 @@ func New(o Options) (*Engine, error) {
 		Redact:         c.Redact,
 		Events:         c.Events,
 		NoEarlyStart:   c.NoEarlyStart,
-		Approval: func(s tool.Spec, _ llm.Call) tool.Verdict {
-			return c.Policy.Verdict(s)
-		},
+		Approval:       approvalOf(c.Policy),
 	})
 	return e, nil
+}
+
+// The dispatcher's approval of calls under each policy, made once: a
+// closure of a run's own would be an allocation a run, and one over its
+// options put the whole Options on the heap.
+func approveNever(s tool.Spec, _ llm.Call) tool.Verdict { return tool.PolicyNever.Verdict(s) }
+func approveOnRequest(s tool.Spec, _ llm.Call) tool.Verdict {
+	return tool.PolicyOnRequest.Verdict(s)
+}
+func approveUntrusted(s tool.Spec, _ llm.Call) tool.Verdict {
+	return tool.PolicyUntrusted.Verdict(s)
+}
+
+// approvalOf returns the dispatcher's approval of calls under policy p.
+func approvalOf(p tool.Policy) func(tool.Spec, llm.Call) tool.Verdict {
+	switch p {
+	case tool.PolicyNever:
+		return approveNever
+	case tool.PolicyOnRequest:
+		return approveOnRequest
+	case tool.PolicyUntrusted:
+		return approveUntrusted
+	}
+	return func(s tool.Spec, _ llm.Call) tool.Verdict { return p.Verdict(s) }
 }
 
 // Turn is the input of one turn.
