@@ -82,6 +82,9 @@ type Scheduler struct {
 
 	ctx    context.Context // parent of every run; cancelled by Close
 	cancel context.CancelFunc
+	// bg is ctx without its cancellation, for the writes that must
+	// outlive it (a run's end), made once.
+	bg context.Context
 	wg     sync.WaitGroup // the threads' runner goroutines
 
 	mu      sync.Mutex
@@ -108,7 +111,7 @@ func New(c Config) (*Scheduler, error) {
 		c.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Scheduler{c: c, ctx: ctx, cancel: cancel, threads: make(map[string]*thread)}, nil
+	return &Scheduler{c: c, ctx: ctx, cancel: cancel, bg: context.WithoutCancel(ctx), threads: make(map[string]*thread)}, nil
 }
 
 // thread is a loaded thread's scheduling state.
@@ -130,6 +133,8 @@ type thread struct {
 	// stale says history may differ from the store's (a write failed):
 	// it is read again before the next turn runs.
 	stale   bool
+	// changed is closed when the thread's turns change, for Wait; made
+	// by the first Wait after the last change (nil: no one waits).
 	changed chan struct{}
 	// used is when a call last named the thread (EvictIdle); guarded by
 	// the scheduler's mu, not th.mu.
@@ -161,8 +166,18 @@ type turnRun struct {
 
 // notify wakes Wait callers; th.mu is held.
 func (th *thread) notify() {
-	close(th.changed)
-	th.changed = make(chan struct{})
+	if th.changed != nil {
+		close(th.changed)
+		th.changed = nil
+	}
+}
+
+// waitChange returns the channel that notify closes next; th.mu is held.
+func (th *thread) waitChange() <-chan struct{} {
+	if th.changed == nil {
+		th.changed = make(chan struct{})
+	}
+	return th.changed
 }
 
 // CreateThread creates and persists a thread.
@@ -178,7 +193,7 @@ func (s *Scheduler) CreateOwnedThread(ctx context.Context, cfg ThreadConfig, own
 	if err := s.c.Store.SaveThread(ctx, info); err != nil {
 		return Thread{}, fmt.Errorf("session: create thread: %w", err)
 	}
-	th := &thread{info: info, changed: make(chan struct{}), used: now}
+	th := &thread{info: info, used: now}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -302,7 +317,7 @@ func (s *Scheduler) refresh(ctx context.Context, th *thread) {
 // ended comes back as leftover, a new turn first in the queue, which the
 // caller stores.
 func loaded(snap *Snapshot) (th *thread, leftover *turnRun) {
-	th = &thread{info: snap.Thread, changed: make(chan struct{})}
+	th = &thread{info: snap.Thread}
 	paused := ""
 	// queued holds the ids of the input items of queued turns: input
 	// steered as a turn ended is the next turn's input until that turn
@@ -402,7 +417,7 @@ func (s *Scheduler) Wait(ctx context.Context, threadID, turnID string) (Turn, er
 			return Turn{}, fmt.Errorf("session: thread %q has no turn %q", threadID, turnID)
 		}
 		rec := *th.turns[i]
-		ch := th.changed
+		ch := th.waitChange()
 		th.mu.Unlock()
 		if rec.Status != TurnQueued && rec.Status != TurnInProgress {
 			return rec, nil

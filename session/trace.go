@@ -139,7 +139,9 @@ func (k *TraceKeeper) Keep(ctx context.Context, st TraceStore, threadID string) 
 	if st == nil || len(k.events) == 0 {
 		return nil
 	}
-	ctx = context.WithoutCancel(ctx)
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
 	err := appendTrace(ctx, st, threadID, k.turn, k.events)
 	for _, id := range k.order {
 		c := k.children[id]
