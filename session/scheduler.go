@@ -85,7 +85,7 @@ type Scheduler struct {
 	// bg is ctx without its cancellation, for the writes that must
 	// outlive it (a run's end), made once.
 	bg context.Context
-	wg     sync.WaitGroup // the threads' runner goroutines
+	wg sync.WaitGroup // the threads' runner goroutines
 
 	mu      sync.Mutex
 	closed  bool
@@ -132,7 +132,7 @@ type thread struct {
 	running bool       // a runner goroutine owns the thread
 	// stale says history may differ from the store's (a write failed):
 	// it is read again before the next turn runs.
-	stale   bool
+	stale bool
 	// changed is closed when the thread's turns change, for Wait; made
 	// by the first Wait after the last change (nil: no one waits).
 	changed chan struct{}
