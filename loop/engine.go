@@ -166,6 +166,9 @@ type run struct {
 	// parent is what the turn's tool calls see of it (ParentOf): a
 	// sub-agent's budgets, usage and events go through it.
 	parent *Parent
+	// parentRoom is where parent is made: in the run's allocation, which
+	// it keeps alive anyway (Parent.r).
+	parentRoom Parent
 	// ids makes the ids of the items the turn records.
 	ids itemIDs
 }

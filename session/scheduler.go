@@ -417,11 +417,12 @@ func (s *Scheduler) Wait(ctx context.Context, threadID, turnID string) (Turn, er
 			return Turn{}, fmt.Errorf("session: thread %q has no turn %q", threadID, turnID)
 		}
 		rec := *th.turns[i]
-		ch := th.waitChange()
-		th.mu.Unlock()
 		if rec.Status != TurnQueued && rec.Status != TurnInProgress {
+			th.mu.Unlock()
 			return rec, nil
 		}
+		ch := th.waitChange()
+		th.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return rec, ctx.Err()
