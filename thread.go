@@ -233,8 +233,9 @@ func (a *Agent) outcome(rec session.Turn) *Outcome {
 			}
 		}
 	} else {
-		c := *out
-		out = &c
+		// Not copied: take handed it over, and the scheduler was done
+		// with it once the turn's end was recorded (Config.Outcome is
+		// called before), so it is the caller's now.
 		if rec.Status != out.Status {
 			out.Status, out.StopReason, out.Pause, out.State = rec.Status, rec.StopReason, nil, nil
 			out.Err = errors.New(rec.Error)

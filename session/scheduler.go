@@ -65,7 +65,8 @@ type Config struct {
 	// that hands its caller the outcome itself, such as the library facade
 	// (the turn's items, a paused turn's state, the engine's error as a
 	// value). It is called on the run's goroutine and must not modify the
-	// outcome.
+	// outcome while the run goes on; once the turn's end is recorded (Wait
+	// or RunTurn returned it) the scheduler holds it no more.
 	Outcome func(th Thread, out *loop.Outcome)
 }
 
