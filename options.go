@@ -283,6 +283,14 @@ func (a *Agent) take(id string) *loop.Outcome {
 	return out
 }
 
+// asking reports whether the thread's current turn asks for a structured
+// answer.
+func (a *Agent) asking(threadID string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.outputs[threadID] != nil
+}
+
 // ask sets the structured answer the thread's current turn asks for (nil:
 // none).
 func (a *Agent) ask(threadID string, out *llm.Output) {

@@ -107,10 +107,14 @@ func (t *Thread) run(ctx context.Context, output *Output, prompt string) (*Outco
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	a := t.agent
-	if cur, ok, err := a.sched.Active(ctx, t.id); err != nil {
-		return nil, fmt.Errorf("rein: %w", err)
-	} else if ok && cur.Status == session.TurnPaused {
-		return nil, ErrPaused
+	if output != nil || a.asking(t.id) {
+		// Refused before ask changes what the paused turn asks for;
+		// otherwise RunTurn refuses a paused thread itself.
+		if cur, ok, err := a.sched.Active(ctx, t.id); err != nil {
+			return nil, fmt.Errorf("rein: %w", err)
+		} else if ok && cur.Status == session.TurnPaused {
+			return nil, ErrPaused
+		}
 	}
 	a.ask(t.id, output)
 	// RunTurn runs the turn on this goroutine when it starts at once.
