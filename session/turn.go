@@ -509,9 +509,6 @@ type settle struct {
 
 	mu   sync.Mutex
 	held []event.Event
-	// room is held's first room, in the run's hooks' allocation: a run
-	// holds its end, turn_completed (a pause holds one more).
-	room [1]event.Event
 }
 
 // Handle implements event.Handler.
@@ -535,9 +532,9 @@ func (r *settle) handle(e *event.Event) {
 //go:noinline
 func (r *settle) hold(e *event.Event) {
 	// Copied now: what it points to may change before it is published.
-	if r.held == nil {
-		r.held = r.room[:0]
-	}
+	// (Not into room in the run's hooks: an idle thread's last run can
+	// stay reachable from its items, through the context a model's
+	// stream keeps, and the hooks with it; BenchmarkIdleThreads.)
 	r.held = append(r.held, detach(*e))
 }
 
@@ -567,9 +564,7 @@ func (r *settle) fail(rec *Turn) {
 func (r *settle) flush() {
 	r.mu.Lock()
 	held := r.held
-	// Not nil: an event held after this (a straggler) gets room of its
-	// own, not room that held, read below, points to.
-	r.held = r.room[:0:0]
+	r.held = nil
 	r.mu.Unlock()
 	for _, e := range held {
 		r.hub.Handle(e)
