@@ -71,7 +71,5 @@ func (a *Agent) forget(id string) {
 		return
 	}
 	_ = a.mem.DeleteThread(ctx, id)
-	a.mem.mu.Lock()
-	delete(a.mem.traces, id)
-	a.mem.mu.Unlock()
+	a.mem.forget(id)
 }

@@ -146,6 +146,7 @@ func New(o Options) (*Agent, error) {
 		p := o.Price
 		caps.Price = &p
 	}
+	resolved := &provider.Resolved{Spec: spec, Model: o.Model, Caps: caps}
 	rc := agent.RuntimeConfig{
 		Force: record.Settings{Model: spec.String()},
 		Tools: agent.Tools{KBs: o.KnowledgeBases},
@@ -156,7 +157,8 @@ func New(o Options) (*Agent, error) {
 			if s != spec {
 				return nil, fmt.Errorf("rein: the thread names the model %s; this agent runs %s", s, spec)
 			}
-			return &provider.Resolved{Spec: s, Model: o.Model, Caps: caps}, nil
+			// One for every thread: the runtime only reads it.
+			return resolved, nil
 		},
 	}
 	if o.DB != "" {
@@ -279,6 +281,14 @@ func (a *Agent) take(id string) *loop.Outcome {
 	out := a.ended[id]
 	delete(a.ended, id)
 	return out
+}
+
+// asking reports whether the thread's current turn asks for a structured
+// answer.
+func (a *Agent) asking(threadID string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.outputs[threadID] != nil
 }
 
 // ask sets the structured answer the thread's current turn asks for (nil:

@@ -8,6 +8,7 @@ import (
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/scripted"
+	"github.com/reinhq/rein/tools/askuser"
 )
 
 type city struct {
@@ -103,5 +104,37 @@ func TestOutputOfNamesAndStrictness(t *testing.T) {
 	}
 	if _, err := rein.OutputOf[[]city](); err == nil {
 		t.Error("a slice type has an output")
+	}
+}
+
+// TestRunTypedOnAPausedThreadLeavesThePausedTurnPlain: RunTyped on a
+// thread whose plain turn is paused is refused, and the paused turn,
+// answered, goes on plain: not offered the refused turn's output tool.
+func TestRunTypedOnAPausedThreadLeavesThePausedTurnPlain(t *testing.T) {
+	m := scriptedModel(t, `rounds:
+  - calls: [{id: q1, name: ask_user, args: {questions: [{id: which, prompt: "Which city?"}]}}]
+  - text: Paris it is.
+    expect: [{tools: [ask_user]}]
+`)
+	a, err := rein.New(rein.Options{Model: m, Tools: []rein.Tool{askuser.New()}, OutputMode: llm.OutputTool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(context.Background())
+	ctx := t.Context()
+	th := a.NewThread()
+	out, err := th.Run(ctx, "Which city?")
+	if err != nil || out.Status != rein.StatusPaused {
+		t.Fatalf("turn: %v, %+v; want paused", err, out)
+	}
+	if _, _, err := rein.RunTyped[city](ctx, th, "something else"); !errors.Is(err, rein.ErrPaused) {
+		t.Fatalf("RunTyped on the paused thread: %v, want ErrPaused", err)
+	}
+	end, err := th.Answer(ctx, rein.Answer{TurnID: out.TurnID, CallID: "q1", Text: "Paris"})
+	if err != nil || end.Status != rein.StatusCompleted || end.Answer != "Paris it is." || len(end.Output) != 0 {
+		t.Fatalf("the answered turn: %v, %+v; want completed, plain", err, end)
+	}
+	if err := m.(*scripted.Model).Verify(); err != nil {
+		t.Error(err)
 	}
 }

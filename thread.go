@@ -107,10 +107,14 @@ func (t *Thread) run(ctx context.Context, output *Output, prompt string) (*Outco
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	a := t.agent
-	if cur, ok, err := a.sched.Active(ctx, t.id); err != nil {
-		return nil, fmt.Errorf("rein: %w", err)
-	} else if ok && cur.Status == session.TurnPaused {
-		return nil, ErrPaused
+	if output != nil || a.asking(t.id) {
+		// Refused before ask changes what the paused turn asks for;
+		// otherwise RunTurn refuses a paused thread itself.
+		if cur, ok, err := a.sched.Active(ctx, t.id); err != nil {
+			return nil, fmt.Errorf("rein: %w", err)
+		} else if ok && cur.Status == session.TurnPaused {
+			return nil, ErrPaused
+		}
 	}
 	a.ask(t.id, output)
 	// RunTurn runs the turn on this goroutine when it starts at once.
@@ -233,8 +237,9 @@ func (a *Agent) outcome(rec session.Turn) *Outcome {
 			}
 		}
 	} else {
-		c := *out
-		out = &c
+		// Not copied: take handed it over, and the scheduler was done
+		// with it once the turn's end was recorded (Config.Outcome is
+		// called before), so it is the caller's now.
 		if rec.Status != out.Status {
 			out.Status, out.StopReason, out.Pause, out.State = rec.Status, rec.StopReason, nil, nil
 			out.Err = errors.New(rec.Error)

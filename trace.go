@@ -56,6 +56,7 @@ func (m *memStore) AppendTraceEvents(_ context.Context, threadID, _ string, even
 		t.events = events // the store's own
 	} else {
 		t.events = append(t.events, events...)
+		session.RecycleTraceEvents(events) // copied
 	}
 	return nil
 }
@@ -76,7 +77,19 @@ func (t *memTrace) encode() {
 		return
 	}
 	t.raw = append(t.raw, session.EncodeTrace(t.events)...)
+	// The encodings hold nothing of the events: their room goes back.
+	session.RecycleTraceEvents(t.events)
 	t.events = nil
+}
+
+// forget drops the thread's trace.
+func (m *memStore) forget(threadID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t := m.traces[threadID]; t != nil {
+		session.RecycleTraceEvents(t.events)
+		delete(m.traces, threadID)
+	}
 }
 
 // trace returns the thread's trace.

@@ -169,6 +169,11 @@ func (r *Runtime) Session() (session.Config, error) {
 		return session.Config{}, errors.New("agent: the runtime has no store; give RuntimeConfig.Store or Threads")
 	}
 	c := session.Config{Setup: r.Setup, Input: r.Seed, Events: r.c.Events, Control: r.c.Control, Forgotten: r.Forget}
+	if r.c.NoWorkspace {
+		// Seed leaves every input as it is without a workspace: no copy
+		// of each turn's input for it.
+		c.Input = nil
+	}
 	if r.c.Threads != nil {
 		c.Store = r.c.Threads
 		if ts, ok := r.c.Threads.(session.TraceStore); ok {

@@ -113,6 +113,9 @@ type meter struct {
 	// announced stands for an index out of the array's reach.
 	names []string
 	last  string
+	// nameRoom is names' first room: a round of a call or two needs no
+	// more.
+	nameRoom [2]string
 }
 
 // maxNear is how many call indexes the meter's array covers; a higher one
@@ -139,6 +142,9 @@ func (m *meter) output(n int) bool {
 func (m *meter) call(index int, name string) bool {
 	m.last = name
 	if index >= 0 && index < maxNear {
+		if m.names == nil {
+			m.names = m.nameRoom[:0]
+		}
 		for len(m.names) <= index {
 			m.names = append(m.names, "")
 		}

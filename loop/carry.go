@@ -210,11 +210,29 @@ func (r *run) callIDs() map[string]struct{} {
 	}
 	// Sized for the thread's calls at once: growing a map of a long
 	// thread's ids step by step costs more than the turn's first rounds.
-	c.ids = make(map[string]struct{}, (len(h)+len(turn))/2+16)
+	// Room for 8 more is a map of one group (two allocations, where 16
+	// made four) on a thread without calls yet.
+	c.ids = make(map[string]struct{}, countCalls(h)+countCalls(turn)+8)
 	addCallIDs(c.ids, h)
 	addCallIDs(c.ids, turn)
 	c.base = nil
 	return c.ids
+}
+
+// countCalls returns the number of calls in h.
+func countCalls(h []llm.Item) int {
+	n := 0
+	for i := range h {
+		if h[i].Role != llm.RoleAssistant {
+			continue
+		}
+		for _, p := range h[i].Parts {
+			if p.Kind == llm.PartCall && p.Call != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func addCallIDs(ids map[string]struct{}, h []llm.Item) {

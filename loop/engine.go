@@ -8,7 +8,6 @@ package loop
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -56,11 +55,33 @@ func New(o Options) (*Engine, error) {
 		Redact:         c.Redact,
 		Events:         c.Events,
 		NoEarlyStart:   c.NoEarlyStart,
-		Approval: func(s tool.Spec, _ llm.Call) tool.Verdict {
-			return c.Policy.Verdict(s)
-		},
+		Approval:       approvalOf(c.Policy),
 	})
 	return e, nil
+}
+
+// The dispatcher's approval of calls under each policy, made once: a
+// closure of a run's own would be an allocation a run, and one over its
+// options put the whole Options on the heap.
+func approveNever(s tool.Spec, _ llm.Call) tool.Verdict { return tool.PolicyNever.Verdict(s) }
+func approveOnRequest(s tool.Spec, _ llm.Call) tool.Verdict {
+	return tool.PolicyOnRequest.Verdict(s)
+}
+func approveUntrusted(s tool.Spec, _ llm.Call) tool.Verdict {
+	return tool.PolicyUntrusted.Verdict(s)
+}
+
+// approvalOf returns the dispatcher's approval of calls under policy p.
+func approvalOf(p tool.Policy) func(tool.Spec, llm.Call) tool.Verdict {
+	switch p {
+	case tool.PolicyNever:
+		return approveNever
+	case tool.PolicyOnRequest:
+		return approveOnRequest
+	case tool.PolicyUntrusted:
+		return approveUntrusted
+	}
+	return func(s tool.Spec, _ llm.Call) tool.Verdict { return p.Verdict(s) }
 }
 
 // Turn is the input of one turn.
@@ -115,6 +136,7 @@ type run struct {
 	e     *Engine
 	o     *Options
 	ctx   context.Context
+	jctx  context.Context // ctx without its cancellation (journalCtx)
 	st    *State
 	ev    event.Handler
 	began time.Time
@@ -144,6 +166,9 @@ type run struct {
 	// parent is what the turn's tool calls see of it (ParentOf): a
 	// sub-agent's budgets, usage and events go through it.
 	parent *Parent
+	// parentRoom is where parent is made: in the run's allocation, which
+	// it keeps alive anyway (Parent.r).
+	parentRoom Parent
 	// ids makes the ids of the items the turn records.
 	ids itemIDs
 }
@@ -402,11 +427,6 @@ func (r *run) finished(o *Outcome) {
 	if r.ev != nil {
 		r.emit(event.Event{Type: event.TurnCompleted, Status: string(o.Status), Code: string(o.StopReason), Turn: o.Summary()})
 	}
-}
-
-// NewID returns a fresh random id with a prefix, such as "turn_…".
-func NewID(prefix string) string {
-	return prefix + "_" + strings.ToLower(rand.Text()[:16])
 }
 
 // approve records a tool approved for the whole thread.

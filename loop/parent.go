@@ -60,7 +60,8 @@ func ParentOf(ctx context.Context) *Parent {
 // The depth is one more than the turn's own parent's: a child turn runs
 // under its parent's call context.
 func (r *run) withParent(ctx context.Context) context.Context {
-	p := &Parent{r: r, threadID: r.st.ThreadID, turnID: r.st.TurnID}
+	p := &r.parentRoom
+	p.r, p.threadID, p.turnID = r, r.st.ThreadID, r.st.TurnID
 	if up := ParentOf(ctx); up != nil {
 		p.depth = up.depth + 1
 	}

@@ -24,7 +24,7 @@ func (r *run) record(it llm.Item) error {
 		r.emit(event.Event{Type: event.ItemAdded, Item: &st.History[len(st.History)-1]})
 	}
 	if r.o.Journal != nil {
-		return r.o.Journal.Record(context.WithoutCancel(r.ctx), st.ThreadID, it)
+		return r.o.Journal.Record(r.journalCtx(), st.ThreadID, it)
 	}
 	return nil
 }
@@ -43,9 +43,19 @@ func (r *run) replace(i int, it llm.Item) error {
 		r.emit(event.Event{Type: event.ItemAdded, Item: &r.st.History[i]})
 	}
 	if r.o.Journal != nil {
-		return r.o.Journal.Record(context.WithoutCancel(r.ctx), r.st.ThreadID, it)
+		return r.o.Journal.Record(r.journalCtx(), r.st.ThreadID, it)
 	}
 	return nil
+}
+
+// journalCtx is the context of the run's journal writes: r.ctx without
+// its cancellation, made once a run (each is an allocation, and a turn
+// writes an item per step).
+func (r *run) journalCtx() context.Context {
+	if r.jctx == nil {
+		r.jctx = context.WithoutCancel(r.ctx)
+	}
+	return r.jctx
 }
 
 func (r *run) emit(e event.Event) {

@@ -109,7 +109,7 @@ const handoverTimeout = 5 * time.Second
 
 // handOver hands a turn over, whatever the scheduler's state.
 func (s *Scheduler) handOver(h Handoff, turnID string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), handoverTimeout)
+	ctx, cancel := context.WithTimeout(s.bg, handoverTimeout)
 	defer cancel()
 	return h.Handover(ctx, turnID)
 }

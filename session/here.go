@@ -20,6 +20,14 @@ func (s *Scheduler) runTurn(ctx context.Context, threadID string, input []llm.It
 	}
 	if t != nil {
 		s.runHere(ctx, th, t, threadID, rec.ID)
+		// The record Wait would find (t.rec is the thread's): no second
+		// look up of the thread for a turn that ended or paused here.
+		th.mu.Lock()
+		end := *t.rec
+		th.mu.Unlock()
+		if end.Status != TurnQueued && end.Status != TurnInProgress {
+			return end, nil
+		}
 	}
 	end, err := s.Follow(ctx, threadID, rec.ID)
 	if err != nil && end.ID == "" {

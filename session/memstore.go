@@ -279,9 +279,30 @@ func (m *MemStore) Steers(threadID string) []llm.Item {
 // memTitle is a one-line title of at most 80 runes, as the stores on disk
 // make them.
 func memTitle(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	if !oneLine(s) {
+		s = strings.Join(strings.Fields(s), " ")
+	}
+	if len(s) <= 80 {
+		// No more runes than bytes.
+		return s
+	}
 	if r := []rune(s); len(r) > 80 {
 		return strings.TrimSpace(string(r[:79])) + "…"
 	}
 	return s
+}
+
+// oneLine reports whether s is already what strings.Fields and a join by
+// single spaces make of it: ASCII words between single spaces, no space
+// at either end (any other byte may be a Unicode space: not known).
+func oneLine(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 0x80 || c < ' ':
+			return false
+		case c == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' '):
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/llm"
@@ -62,4 +63,35 @@ func TestMemStoreHistoryIsAppendOnlyAtAnyLength(t *testing.T) {
 			}
 		})
 	}
+}
+
+// joinedTitle is memTitle as it was before its fast path.
+func joinedTitle(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 80 {
+		return strings.TrimSpace(string(r[:79])) + "…"
+	}
+	return s
+}
+
+func TestMemTitleIsTheMessageOnOneLine(t *testing.T) {
+	long := strings.Repeat("word ", 30)
+	for _, s := range []string{
+		"go", "what is the weather", " lead", "trail ", "two  spaces", "tab\there", "new\nline",
+		"non\u00a0breaking", "é accent", long, strings.TrimSpace(long), strings.Repeat("é", 90), "",
+		strings.Repeat("x", 80), strings.Repeat("x", 81),
+	} {
+		if got, want := memTitle(s), joinedTitle(s); got != want {
+			t.Errorf("memTitle(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func FuzzMemTitle(f *testing.F) {
+	f.Add("what is  the\tweather ")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := memTitle(s), joinedTitle(s); got != want {
+			t.Fatalf("memTitle(%q) = %q, want %q", s, got, want)
+		}
+	})
 }

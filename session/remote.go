@@ -43,7 +43,7 @@ func runsHere(th *thread) bool {
 func (s *Scheduler) mailbox(sh SharedStore, th *thread, t *turnRun, cancel context.CancelFunc) {
 	threadID, turnID := th.info.ID, t.rec.ID
 	t.inbox.setFetch(func() []llm.Item {
-		ctx, done := context.WithTimeout(context.WithoutCancel(s.ctx), pendingTimeout)
+		ctx, done := context.WithTimeout(s.bg, pendingTimeout)
 		defer done()
 		p, err := sh.Pending(ctx, threadID, turnID)
 		if err != nil {
@@ -308,7 +308,7 @@ func (s *Scheduler) watchQueued(th *thread, t *turnRun) {
 // here when the claim holds; it reports whether the watch is over.
 func (s *Scheduler) tryQueued(th *thread, t *turnRun) bool {
 	sh := s.shared()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), pendingTimeout)
+	ctx, cancel := context.WithTimeout(s.bg, pendingTimeout)
 	defer cancel()
 	th.mu.Lock()
 	defer th.mu.Unlock()

@@ -65,7 +65,8 @@ type Config struct {
 	// that hands its caller the outcome itself, such as the library facade
 	// (the turn's items, a paused turn's state, the engine's error as a
 	// value). It is called on the run's goroutine and must not modify the
-	// outcome.
+	// outcome while the run goes on; once the turn's end is recorded (Wait
+	// or RunTurn returned it) the scheduler holds it no more.
 	Outcome func(th Thread, out *loop.Outcome)
 	// Forgotten, when not nil, is told the id of each thread the scheduler
 	// dropped from its memory (Forget, EvictIdle), after it did and
@@ -88,7 +89,10 @@ type Scheduler struct {
 
 	ctx    context.Context // parent of every run; cancelled by Close
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // the threads' runner goroutines
+	// bg is ctx without its cancellation, for the writes that must
+	// outlive it (a run's end), made once.
+	bg context.Context
+	wg sync.WaitGroup // the threads' runner goroutines
 
 	mu      sync.Mutex
 	closed  bool
@@ -114,7 +118,7 @@ func New(c Config) (*Scheduler, error) {
 		c.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Scheduler{c: c, ctx: ctx, cancel: cancel, threads: make(map[string]*thread)}, nil
+	return &Scheduler{c: c, ctx: ctx, cancel: cancel, bg: context.WithoutCancel(ctx), threads: make(map[string]*thread)}, nil
 }
 
 // thread is a loaded thread's scheduling state.
@@ -135,7 +139,9 @@ type thread struct {
 	running bool       // a runner goroutine owns the thread
 	// stale says history may differ from the store's (a write failed):
 	// it is read again before the next turn runs.
-	stale   bool
+	stale bool
+	// changed is closed when the thread's turns change, for Wait; made
+	// by the first Wait after the last change (nil: no one waits).
 	changed chan struct{}
 	// used is when a call last named the thread (EvictIdle); guarded by
 	// the scheduler's mu, not th.mu.
@@ -167,8 +173,18 @@ type turnRun struct {
 
 // notify wakes Wait callers; th.mu is held.
 func (th *thread) notify() {
-	close(th.changed)
-	th.changed = make(chan struct{})
+	if th.changed != nil {
+		close(th.changed)
+		th.changed = nil
+	}
+}
+
+// waitChange returns the channel that notify closes next; th.mu is held.
+func (th *thread) waitChange() <-chan struct{} {
+	if th.changed == nil {
+		th.changed = make(chan struct{})
+	}
+	return th.changed
 }
 
 // CreateThread creates and persists a thread.
@@ -184,7 +200,7 @@ func (s *Scheduler) CreateOwnedThread(ctx context.Context, cfg ThreadConfig, own
 	if err := s.c.Store.SaveThread(ctx, info); err != nil {
 		return Thread{}, fmt.Errorf("session: create thread: %w", err)
 	}
-	th := &thread{info: info, changed: make(chan struct{}), used: now}
+	th := &thread{info: info, used: now}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -308,7 +324,7 @@ func (s *Scheduler) refresh(ctx context.Context, th *thread) {
 // ended comes back as leftover, a new turn first in the queue, which the
 // caller stores.
 func loaded(snap *Snapshot) (th *thread, leftover *turnRun) {
-	th = &thread{info: snap.Thread, changed: make(chan struct{})}
+	th = &thread{info: snap.Thread}
 	paused := ""
 	// queued holds the ids of the input items of queued turns: input
 	// steered as a turn ended is the next turn's input until that turn
@@ -408,11 +424,12 @@ func (s *Scheduler) Wait(ctx context.Context, threadID, turnID string) (Turn, er
 			return Turn{}, fmt.Errorf("session: thread %q has no turn %q", threadID, turnID)
 		}
 		rec := *th.turns[i]
-		ch := th.changed
-		th.mu.Unlock()
 		if rec.Status != TurnQueued && rec.Status != TurnInProgress {
+			th.mu.Unlock()
 			return rec, nil
 		}
+		ch := th.waitChange()
+		th.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return rec, ctx.Err()

@@ -173,6 +173,9 @@ type hub struct {
 	mu   sync.Mutex
 	subs []*Subscription
 	done bool
+	// n is len(subs), written under mu: a publish with no subscriber
+	// (a library turn's every event) takes no lock.
+	n atomic.Int32
 }
 
 func (h *hub) subscribe(buffer int, ready func()) (*Subscription, error) {
@@ -183,6 +186,7 @@ func (h *hub) subscribe(buffer int, ready func()) (*Subscription, error) {
 	}
 	s := &Subscription{hub: h, limit: buffer, ready: ready}
 	h.subs = append(h.subs, s)
+	h.n.Store(int32(len(h.subs)))
 	return s, nil
 }
 
@@ -191,6 +195,7 @@ func (h *hub) remove(s *Subscription) {
 	for i, x := range h.subs {
 		if x == s {
 			h.subs = append(h.subs[:i], h.subs[i+1:]...)
+			h.n.Store(int32(len(h.subs)))
 			break
 		}
 	}
@@ -204,6 +209,11 @@ func (h *hub) Handle(e event.Event) { h.publish(&e) }
 // (a library turn, a one-shot run) it copies nothing, and its frame stays
 // small (a tool's call publishes from a small stack: see fanout).
 func (h *hub) publish(e *event.Event) {
+	if h.n.Load() == 0 {
+		// No subscriber now: one that subscribes while this runs
+		// subscribed after the event, as if it had waited for the lock.
+		return
+	}
 	h.mu.Lock()
 	if len(h.subs) > 0 {
 		h.pushAll(e)

@@ -112,7 +112,7 @@ func (s *Scheduler) Continue(ctx context.Context, c Continuation) error {
 	}
 	th, ok := s.threads[c.Turn.ThreadID]
 	if !ok {
-		th = &thread{info: snap.Thread, changed: make(chan struct{})}
+		th = &thread{info: snap.Thread}
 		s.threads[c.Turn.ThreadID] = th
 	}
 	th.used = s.c.Now()

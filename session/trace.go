@@ -27,8 +27,37 @@ type EventTraceStore interface {
 	TraceStore
 	// AppendTraceEvents appends events of turn turnID to the thread's
 	// trace; reading them must give what AppendTrace would have been
-	// given (EncodeTrace).
+	// given (EncodeTrace). A store done with the slice (it encoded the
+	// events, or forgot the thread) may hand it back to the keepers with
+	// RecycleTraceEvents.
 	AppendTraceEvents(ctx context.Context, threadID, turnID string, events []event.Event) error
+}
+
+// traceRooms holds rooms for a run's events (traceRoom of them, ~5 KB)
+// that nothing reads any more: a keeper takes one for its run instead of
+// making one, which was a fifth of a library turn's bytes.
+var traceRooms sync.Pool // of *[traceRoom]event.Event
+
+// newTraceRoom returns an empty slice with room for traceRoom events.
+func newTraceRoom() []event.Event {
+	if r, ok := traceRooms.Get().(*[traceRoom]event.Event); ok {
+		return r[:0]
+	}
+	return make([]event.Event, 0, traceRoom)
+}
+
+// RecycleTraceEvents gives back a slice of events that a TraceKeeper
+// handed to an EventTraceStore, for a keeper's next run. The caller gives
+// up the slice: nothing may read or write it afterwards (nor any slice of
+// the same array). A slice of another size is left to the collector.
+func RecycleTraceEvents(events []event.Event) {
+	if cap(events) != traceRoom {
+		return
+	}
+	r := (*[traceRoom]event.Event)(events[:traceRoom])
+	// What the events pointed to is not kept alive by the pool.
+	clear(r[:])
+	traceRooms.Put(r)
 }
 
 // TraceKeeper is an event.Handler that collects a run's events so they can
@@ -79,7 +108,7 @@ func (k *TraceKeeper) handle(e *event.Event) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.events == nil {
-		k.events = make([]event.Event, 0, traceRoom)
+		k.events = newTraceRoom()
 	}
 	// Copied into its place and made the keeper's there: no copy of the
 	// event on the stack (see fanout in turn.go).
@@ -139,7 +168,9 @@ func (k *TraceKeeper) Keep(ctx context.Context, st TraceStore, threadID string) 
 	if st == nil || len(k.events) == 0 {
 		return nil
 	}
-	ctx = context.WithoutCancel(ctx)
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
 	err := appendTrace(ctx, st, threadID, k.turn, k.events)
 	for _, id := range k.order {
 		c := k.children[id]
@@ -156,7 +187,10 @@ func appendTrace(ctx context.Context, st TraceStore, threadID, turnID string, ev
 	if es, ok := st.(EventTraceStore); ok {
 		return es.AppendTraceEvents(ctx, threadID, turnID, events)
 	}
-	return st.AppendTrace(ctx, threadID, turnID, EncodeTrace(events))
+	err := st.AppendTrace(ctx, threadID, turnID, EncodeTrace(events))
+	// The encodings hold nothing of the events, and nothing else does.
+	RecycleTraceEvents(events)
+	return err
 }
 
 // EncodeTrace returns each event's JSON encoding, as json.Marshal writes

@@ -402,7 +402,7 @@ func (s *Scheduler) run(th *thread, t *turnRun) *turnRun {
 	if keeper != nil {
 		// Kept before the turn's end is recorded, so that whoever waits
 		// for the end finds its trace.
-		if kerr := keeper.Keep(ctx, s.c.Traces, info.ID); kerr != nil {
+		if kerr := keeper.Keep(s.bg, s.c.Traces, info.ID); kerr != nil {
 			s.warn(th, t.rec.ID, fmt.Sprintf("the turn's trace was not kept: %v", kerr))
 		}
 	}
@@ -532,6 +532,9 @@ func (r *settle) handle(e *event.Event) {
 //go:noinline
 func (r *settle) hold(e *event.Event) {
 	// Copied now: what it points to may change before it is published.
+	// (Not into room in the run's hooks: an idle thread's last run can
+	// stay reachable from its items, through the context a model's
+	// stream keeps, and the hooks with it; BenchmarkIdleThreads.)
 	r.held = append(r.held, detach(*e))
 }
 
@@ -607,7 +610,7 @@ func (s *Scheduler) ended(th *thread, t *turnRun, out *loop.Outcome) *Turn {
 	}
 	th.info.Settings.Approved = slices.Clone(out.Approved)
 	th.info.Updated = s.c.Now()
-	ctx := context.WithoutCancel(s.ctx)
+	ctx := s.bg
 	if err := s.c.Store.SaveTurn(ctx, *rec); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			// Another node owns the turn now: its end is that node's.
@@ -650,7 +653,7 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 		}
 		if sh := s.shared(); sh != nil {
 			// Turns other nodes queued while this one ran the thread.
-			s.takeQueued(context.WithoutCancel(s.ctx), sh, th, first)
+			s.takeQueued(s.bg, sh, th, first)
 		}
 	}
 	if th.active != nil || len(th.queue) == 0 {
@@ -666,7 +669,7 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 		th.running = false
 		return nil, nil
 	}
-	ctx := context.WithoutCancel(s.ctx)
+	ctx := s.bg
 	for len(th.queue) > 0 {
 		t := th.queue[0]
 		th.queue = th.queue[1:]
