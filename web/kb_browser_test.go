@@ -130,3 +130,53 @@ func TestTheNewThreadDialogListsTheBasesAsTheyAreNow(t *testing.T) {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
+
+// TestTheBasesListedAgainKeepTheirBoxes: the dialog lists the bases it
+// knew at once, then as knowledge/list gives them; a box the user checked
+// and focused before the answer came is the same box after it, still
+// checked and focused, and a base that came with the answer is added in
+// its place. Before, the list was drawn anew: the box was replaced under
+// the user (a click on its way found no box; the focus was lost).
+func TestTheBasesListedAgainKeepTheirBoxes(t *testing.T) {
+	var mu sync.Mutex
+	bases := []string{"handbook", "parking"}
+	var gate chan struct{} // when set, knowledge/list waits for it
+	r := newRigWith(t, func(c *server.Config) {
+		c.KnowledgeBases = func(ctx context.Context) ([]string, error) {
+			mu.Lock()
+			g := gate
+			mu.Unlock()
+			if g != nil {
+				select {
+				case <-g:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(bases), nil
+		}
+	})
+	ctx, consoleErrors := browser(t, 1280, 860)
+	const listed = `[...document.querySelectorAll("#kb-list input")].map(i => i.value).join()`
+	do(t, ctx, "sign in", chromedp.Navigate(r.srv.SignInURL(r.addr, token)), until(`document.body.dataset.conn === "open"`))
+	release := make(chan struct{})
+	mu.Lock()
+	gate, bases = release, []string{"archive", "handbook", "parking"}
+	mu.Unlock()
+	do(t, ctx, "check a base before the list comes", chromedp.Click(css("#new-thread")), until(listed+` === "handbook,parking"`),
+		chromedp.Click(css(`#kb-list input[value=handbook]`)))
+	eval[bool](t, ctx, `document.querySelector("#kb-list input[value=handbook]").mine = true`)
+	close(release)
+	do(t, ctx, "the list comes", until(listed+` === "archive,handbook,parking"`))
+	if !eval[bool](t, ctx, `(() => { const i = document.querySelector("#kb-list input[value=handbook]"); return i.mine === true && i.checked && document.activeElement === i; })()`) {
+		t.Error("the handbook box was replaced, unchecked or unfocused when the list came")
+	}
+	if eval[bool](t, ctx, `document.querySelector("#kb-list input[value=archive]").checked`) {
+		t.Error("a base that came with the list is checked")
+	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}

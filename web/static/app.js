@@ -1057,19 +1057,31 @@ function theme() {
   if (saved) document.documentElement.dataset.theme = saved;
 }
 
-// drawKBs lists the knowledge bases in the new-thread dialog, keeping
-// the checks of those still listed.
+// drawKBs lists the knowledge bases in the new-thread dialog. A base
+// still listed keeps its box, in place: redrawn, a box the user had just
+// checked or focused was replaced under them (its check kept, the focus
+// and a click on its way lost).
 let kbSeq = 0;
 function drawKBs(list) {
   const kbs = Array.isArray(list) ? list.filter((k) => typeof k === "string") : [];
-  const checked = new Set([...document.querySelectorAll("#kb-list input:checked")].map((i) => i.value));
+  const box = $("kb-list");
   $("new-kbs").hidden = kbs.length === 0;
-  $("kb-list").replaceChildren(...kbs.map((name) => {
-    const l = h("label"), i = h("input");
-    i.type = "checkbox"; i.name = "kb"; i.value = name; i.checked = checked.has(name);
-    l.append(i, h("span", null, name));
-    return l;
-  }));
+  const have = new Map([...box.children].map((l) => [l.querySelector("input").value, l]));
+  const want = new Set(kbs);
+  for (const [name, l] of have) if (!want.has(name)) { l.remove(); have.delete(name); }
+  let at = box.firstChild;
+  for (const name of kbs) {
+    let l = have.get(name);
+    if (!l) {
+      const i = h("input");
+      i.type = "checkbox"; i.name = "kb"; i.value = name;
+      l = h("label");
+      l.append(i, h("span", null, name));
+      have.set(name, l);
+    }
+    if (l === at) at = at.nextSibling;
+    else box.insertBefore(l, at);
+  }
 }
 
 function init() {
