@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -81,19 +80,10 @@ func (r *Round) duplicateOf(k *call) *call {
 }
 
 // canonical computes the call's canonical arguments once, when a round
-// has two calls of one tool to compare: decoded, then encoded again, as
-// encoding/json writes map keys sorted, which is what makes it canonical.
-// The check did not decode them (tool.Validator.Accept).
+// has two calls of one tool to compare.
 func canonical(k *call) string {
 	if k.canon == "" {
-		var obj any
-		b := k.args
-		if json.Unmarshal(k.args, &obj) == nil {
-			if enc, err := json.Marshal(obj); err == nil {
-				b = enc
-			}
-		}
-		k.canon = string(b)
+		k.canon = CanonicalArgs(string(k.args))
 	}
 	return k.canon
 }

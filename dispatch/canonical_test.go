@@ -1,4 +1,4 @@
-package loop
+package dispatch
 
 import (
 	"strings"
@@ -54,14 +54,14 @@ func TestCanonicalArgsIsWhatReencodingWrites(t *testing.T) {
 		if got := isCanonical(strings.TrimSpace(c.args)); got != c.canonical && c.args != "" && c.args != "{}" {
 			t.Errorf("isCanonical(%s) = %v, want %v", c.args, got, c.canonical)
 		}
-		if got, want := canonicalArgs(c.args), reencodedArgs(c.args); got != want {
-			t.Errorf("canonicalArgs(%s) = %s, re-encoding writes %s", c.args, got, want)
+		if got, want := CanonicalArgs(c.args), reencodedArgs(c.args); got != want {
+			t.Errorf("CanonicalArgs(%s) = %s, re-encoding writes %s", c.args, got, want)
 		}
 	}
 }
 
 func TestCanonicalArgsOfCanonicalArgumentsDoesNotAllocate(t *testing.T) {
-	if n := testing.AllocsPerRun(100, func() { canonicalArgs(`{"a":1,"b":{"c":"d"}}`) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { CanonicalArgs(`{"a":1,"b":{"c":"d"}}`) }); n != 0 {
 		t.Fatalf("canonicalArgs of canonical arguments made %v allocations, want 0", n)
 	}
 }
@@ -71,8 +71,8 @@ func FuzzCanonicalArgs(f *testing.F) {
 		f.Add(c.args)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := canonicalArgs(s), reencodedArgs(s); got != want {
-			t.Fatalf("canonicalArgs(%q) = %q, re-encoding writes %q", s, got, want)
+		if got, want := CanonicalArgs(s), reencodedArgs(s); got != want {
+			t.Fatalf("CanonicalArgs(%q) = %q, re-encoding writes %q", s, got, want)
 		}
 	})
 }
