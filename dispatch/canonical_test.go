@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// reencodedArgs is canonicalArgs as it was before its fast path: every
+// reencodedArgs is CanonicalArgs as it was before its fast path: every
 // argument string decoded and encoded again.
 func reencodedArgs(s string) string {
 	t := strings.TrimSpace(s)

@@ -9,14 +9,15 @@ import (
 
 // Accept checks args against the schema like Check, without handing back
 // the decoded object. For a plain schema (typed fields, required, closed
-// objects, arrays of them, string enums and bounds) the arguments' bytes
-// are read once against it and nothing is decoded or allocated: decoding
-// every call's arguments into maps only to look at them was the largest
-// cost of a round after the model's. Whatever that reading cannot vouch
-// for — a problem to explain, an escaped string that must be measured, a
-// fractional or very long number, a duplicate or unknown key — goes to
-// Check, which judges and words the refusal as before; so Accept refuses
-// exactly what Check refuses, with the same error (FuzzAccept).
+// or open objects, arrays of them, string enums and bounds) the arguments'
+// bytes are read once against it and nothing is decoded or allocated:
+// decoding every call's arguments into maps only to look at them was the
+// largest cost of a round after the model's. Whatever that reading cannot
+// vouch for — a problem to explain, an escaped string that must be
+// measured, a fractional or very long number, a duplicate key, a closed
+// object's unknown one — goes to Check, which judges and words the refusal
+// as before; so Accept refuses exactly what Check refuses, with the same
+// error (FuzzAccept).
 func (v *Validator) Accept(args []byte) error {
 	if v.plan != nil {
 		trimmed := bytes.TrimSpace(args)
@@ -384,17 +385,11 @@ func (r *byteReader) skip(depth int) bool {
 	case 'n':
 		return r.literal("null")
 	}
-	r.next('-')
-	start := r.i
-	for r.i < len(r.b) && '0' <= r.b[r.i] && r.b[r.i] <= '9' {
-		r.i++
-	}
-	digits := r.i - start
-	if digits == 0 || digits > 15 || digits > 1 && r.b[start] == '0' {
+	if _, _, ok := r.intPart(); !ok {
 		return false
 	}
 	if r.next('.') {
-		start = r.i
+		start := r.i
 		for r.i < len(r.b) && '0' <= r.b[r.i] && r.b[r.i] <= '9' {
 			r.i++
 		}

@@ -173,18 +173,11 @@ func (r *byteReader) set(f *flatField, v reflect.Value) bool {
 }
 
 // integer reads an integer literal of at most 15 digits (exact in a
-// float64, and in any field it fits); a fraction, an exponent or more
+// float64, and in any field it fits); -0, a fraction, an exponent or more
 // digits are left to the full decoder.
 func (r *byteReader) integer() (int64, bool) {
-	neg := r.next('-')
-	start := r.i
-	var n int64
-	for r.i < len(r.b) && '0' <= r.b[r.i] && r.b[r.i] <= '9' {
-		n = n*10 + int64(r.b[r.i]-'0')
-		r.i++
-	}
-	digits := r.i - start
-	if digits == 0 || digits > 15 || digits > 1 && r.b[start] == '0' || neg && n == 0 {
+	n, neg, ok := r.intPart()
+	if !ok || neg && n == 0 {
 		// -0 is no integer to a uint, and a negative zero to a float.
 		return 0, false
 	}
@@ -194,8 +187,24 @@ func (r *byteReader) integer() (int64, bool) {
 			return 0, false
 		}
 	}
+	return n, true
+}
+
+// intPart reads the integer part of a number, -?(0|[1-9][0-9]*), of at
+// most 15 digits, and returns its value.
+func (r *byteReader) intPart() (n int64, neg, ok bool) {
+	neg = r.next('-')
+	start := r.i
+	for r.i < len(r.b) && '0' <= r.b[r.i] && r.b[r.i] <= '9' {
+		n = n*10 + int64(r.b[r.i]-'0')
+		r.i++
+	}
+	digits := r.i - start
+	if digits == 0 || digits > 15 || digits > 1 && r.b[start] == '0' {
+		return 0, false, false
+	}
 	if neg {
 		n = -n
 	}
-	return n, true
+	return n, neg, true
 }
