@@ -207,13 +207,10 @@ func (s *Scheduler) goOn(ctx context.Context, eng *loop.Engine, o loop.Options, 
 		Extra:   map[string]any{"after": after}}))
 	items := slices.Clone(c.items)
 	for i := range items {
-		res := items[i].Result()
-		if items[i].Role != llm.RoleTool || res == nil || res.Status != llm.ResultPending {
+		it, ok := abortedPlaceholder(items[i], lostInFlight)
+		if !ok {
 			continue
 		}
-		// Replaced in place: the placeholder's id is the result's.
-		it := llm.ToolResult(llm.Result{CallID: res.CallID, Name: res.Name, Content: lostInFlight, Status: llm.ResultAborted})
-		it.ID, it.TurnID = items[i].ID, items[i].TurnID
 		if err := s.c.Store.Record(context.WithoutCancel(ctx), lt.ThreadID, it); err != nil {
 			return nil, fmt.Errorf("session: take over turn %s: %w", lt.ID, err)
 		}

@@ -703,6 +703,19 @@ func (s *Scheduler) next(th *thread) (nt *turnRun, failed []event.Event) {
 	return nil, failed
 }
 
+// abortedPlaceholder returns the aborted result, saying text, that answers
+// it when it is a pending result's placeholder: in the placeholder's
+// place (its id and turn), as a pause that will never be answered is.
+func abortedPlaceholder(it llm.Item, text string) (llm.Item, bool) {
+	res := it.Result()
+	if it.Role != llm.RoleTool || res == nil || res.Status != llm.ResultPending {
+		return llm.Item{}, false
+	}
+	ab := llm.ToolResult(llm.Result{CallID: res.CallID, Name: res.Name, Content: text, Status: llm.ResultAborted})
+	ab.ID, ab.TurnID = it.ID, it.TurnID
+	return ab, true
+}
+
 // abandon ends a paused turn as interrupted; th.mu is held. Its pause
 // placeholders are answered as aborted and a marker tells the model in
 // later turns that the turn was cut, as the engine does for a running turn
@@ -720,14 +733,10 @@ func (s *Scheduler) abandon(ctx context.Context, th *thread, t *turnRun) error {
 		s.emit(th, t.rec.ID, event.Event{Type: event.ItemAdded, Item: it})
 	}
 	for i := range items {
-		res := items[i].Result()
-		if items[i].Role != llm.RoleTool || res == nil || res.Status != llm.ResultPending {
-			continue
+		if it, ok := abortedPlaceholder(items[i], text); ok {
+			items[i] = it
+			keep(&items[i])
 		}
-		it := llm.ToolResult(llm.Result{CallID: res.CallID, Name: res.Name, Content: text, Status: llm.ResultAborted})
-		it.ID, it.TurnID = items[i].ID, items[i].TurnID
-		items[i] = it
-		keep(&items[i])
 	}
 	marker := llm.Item{
 		ID: fmt.Sprintf("%s.%d", t.rec.ID, st.NextItem+1), TurnID: t.rec.ID, Role: llm.RoleUser, Origin: llm.OriginMarker,
